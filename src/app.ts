@@ -1,0 +1,87 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler as _zodSerializer, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { UsageMeter } from './modules/auth/usage-meter.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { swaggerPlugin } from './plugins/swagger.js';
+import { healthRoutes } from './modules/health/health.routes.js';
+import { apiRoutes } from './routes.js';
+import type { Storage } from './storage/storage.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  storage?: Storage;
+  logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: Required<Pick<AppDeps, 'config' | 'database'>> & { storage?: Storage; usage: UsageMeter; shuttingDown: boolean };
+  }
+}
+
+void _zodSerializer;
+
+function trustProxySetting(value: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    return (_address, hop) => hop < hops;
+  }
+  return value;
+}
+
+/** Builds the application: plugins, then routes. Never listens, so tests build it too. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  return buildZodApp(deps) as unknown as FastifyInstance;
+}
+
+async function buildZodApp(deps: AppDeps) {
+  const { config, database } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.LOG_LEVEL,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
+    },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => uuidv7(),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  const usage = new UsageMeter(database.db, config.USAGE_FLUSH_INTERVAL_MS, (error) =>
+    app.log.warn({ err: error }, 'usage flush failed'),
+  );
+  app.decorate('deps', { config, database, storage: deps.storage, usage, shuttingDown: false });
+  usage.start();
+  app.addHook('onClose', async () => {
+    await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
+  });
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are built by the services in their documented shape; the schemas document them and
+  // JSON.stringify writes them, so serialization never dominates a request.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('cache-control', reply.getHeader('cache-control') ?? 'no-store');
+  });
+
+  await app.register(errorsPlugin);
+  await app.register(swaggerPlugin);
+  await app.register(healthRoutes);
+  await app.register(apiRoutes, { prefix: '/api/v1' });
+  return app;
+}

@@ -1,0 +1,52 @@
+import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { companies } from './companies.js';
+import { lifecycle, searchText, tenantKey } from './columns.js';
+import { locations } from './locations.js';
+
+export const customers = pgTable(
+  'customers',
+  {
+    ...tenantKey,
+    firstName: text('first_name').notNull(),
+    lastName: text('last_name').notNull(),
+    companyName: text('company_name'),
+    email: text('email'),
+    phone: text('phone'),
+    customerType: text('customer_type').notNull().default('Residential'),
+    isVip: boolean('is_vip').notNull().default(false),
+    physicalAddress1: text('physical_address1'),
+    physicalAddress2: text('physical_address2'),
+    physicalCity: text('physical_city'),
+    physicalState: text('physical_state'),
+    physicalZip: text('physical_zip'),
+    billingAddress1: text('billing_address1'),
+    billingAddress2: text('billing_address2'),
+    billingCity: text('billing_city'),
+    billingState: text('billing_state'),
+    billingZip: text('billing_zip'),
+    primaryServiceLocationUuid: uuid('primary_service_location_uuid'),
+    notes: text('notes'),
+    internalFlags: jsonb('internal_flags'),
+    onMyWayNotifyVia: text('on_my_way_notify_via'),
+    searchText: text('search_text').generatedAlwaysAs(
+      searchText(
+        "first_name || ' ' || last_name",
+        'company_name',
+        'email',
+        'phone',
+        'uuid::text',
+      ),
+    ),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    foreignKey({
+      columns: [table.companyId, table.primaryServiceLocationUuid],
+      foreignColumns: [locations.companyId, locations.uuid],
+    }),
+    index('customers_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('customers_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+  ],
+);

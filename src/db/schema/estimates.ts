@@ -1,0 +1,91 @@
+import {
+  bigint,
+  boolean,
+  foreignKey,
+  index,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { companies, users } from './companies.js';
+import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
+import { customers } from './customers.js';
+import { jobs } from './jobs.js';
+import { locations } from './locations.js';
+
+export const templates = pgTable(
+  'templates',
+  {
+    ...tenantKey,
+    name: text('name').notNull(),
+    description: text('description'),
+    pricingType: text('pricing_type').notNull(),
+    basePrice: numeric('base_price', { precision: 12, scale: 2 }),
+    /** {good, better, best} as decimal strings. */
+    tiers: jsonb('tiers'),
+    /** [{id, name, price}] with price as a decimal string. */
+    addons: jsonb('addons').notNull().default([]),
+    taxRate: numeric('tax_rate', { precision: 9, scale: 4 }).notNull().default('0'),
+    isActive: boolean('is_active').notNull().default(true),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    index('templates_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+  ],
+);
+
+export const estimates = pgTable(
+  'estimates',
+  {
+    ...tenantKey,
+    estimateNumber: text('estimate_number'),
+    estimateSeq: bigint('estimate_seq', { mode: 'number' }),
+    customerUuid: uuid('customer_uuid').notNull(),
+    jobUuid: uuid('job_uuid'),
+    templateUuid: uuid('template_uuid').notNull(),
+    locationUuid: uuid('location_uuid'),
+    createdByUserId: uuid('created_by_user_id').notNull(),
+    status: text('status').notNull().default('Pending'),
+    templateName: text('template_name').notNull(),
+    pricingType: text('pricing_type').notNull(),
+    selectedTier: text('selected_tier'),
+    baseAmount: numeric('base_amount', { precision: 12, scale: 2 }).notNull(),
+    addonsAmount: numeric('addons_amount', { precision: 12, scale: 2 }).notNull(),
+    taxAmount: numeric('tax_amount', { precision: 12, scale: 2 }).notNull(),
+    totalAmount: numeric('total_amount', { precision: 12, scale: 2 }).notNull(),
+    quantity: numeric('quantity', { precision: 12, scale: 3 }).notNull().default('1'),
+    selectedAddons: jsonb('selected_addons'),
+    adjustments: jsonb('adjustments'),
+    serviceDescription: text('service_description'),
+    internalNotes: text('internal_notes'),
+    customerNotes: text('customer_notes'),
+    responseNotes: text('response_notes'),
+    expiresAt: timestamptz('expires_at'),
+    respondedAt: timestamptz('responded_at'),
+    searchText: text('search_text').generatedAlwaysAs(
+      searchText('estimate_number', 'template_name', 'service_description'),
+    ),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
+    foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
+    foreignKey({ columns: [table.companyId, table.templateUuid], foreignColumns: [templates.companyId, templates.uuid] }),
+    foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
+    foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
+    uniqueIndex('estimates_number_idx').on(table.companyId, table.estimateSeq),
+    index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('estimates_company_status_idx').on(table.companyId, table.status, table.createdAt.desc()),
+    index('estimates_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc()),
+    index('estimates_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc()),
+    index('estimates_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+  ],
+);

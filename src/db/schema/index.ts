@@ -1,0 +1,7 @@
+export * from './companies.js';
+export * from './locations.js';
+export * from './customers.js';
+export * from './jobs.js';
+export * from './estimates.js';
+export * from './invoices.js';
+export * from './numbering.js';

@@ -1,0 +1,105 @@
+import {
+  bigint,
+  date,
+  foreignKey,
+  index,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { companies, users } from './companies.js';
+import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
+import { customers } from './customers.js';
+import { estimates } from './estimates.js';
+import { jobs } from './jobs.js';
+import { locations } from './locations.js';
+
+const money = (name: string) => numeric(name, { precision: 12, scale: 2 });
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    ...tenantKey,
+    invoiceNumber: text('invoice_number'),
+    invoiceSeq: bigint('invoice_seq', { mode: 'number' }),
+    customerUuid: uuid('customer_uuid').notNull(),
+    jobUuid: uuid('job_uuid'),
+    estimateUuid: uuid('estimate_uuid'),
+    locationUuid: uuid('location_uuid'),
+    createdByUserId: uuid('created_by_user_id').notNull(),
+    invoiceType: text('invoice_type').notNull().default('Full'),
+    progressPercentage: numeric('progress_percentage', { precision: 9, scale: 4 }),
+    issueDate: date('issue_date', { mode: 'string' }).notNull(),
+    dueDate: date('due_date', { mode: 'string' }).notNull(),
+    subtotal: money('subtotal').notNull(),
+    taxAmount: money('tax_amount').notNull(),
+    discountAmount: money('discount_amount').notNull().default('0'),
+    totalAmount: money('total_amount').notNull(),
+    paidAmount: money('paid_amount').notNull().default('0'),
+    balanceAmount: money('balance_amount').notNull(),
+    lineItems: jsonb('line_items'),
+    notes: text('notes'),
+    terms: text('terms'),
+    internalNotes: text('internal_notes'),
+    /** Stored status: Draft, Pending or Paid. Overdue is derived from due_date on read. */
+    status: text('status').notNull().default('Pending'),
+    searchText: text('search_text').generatedAlwaysAs(searchText('invoice_number')),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
+    foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
+    foreignKey({ columns: [table.companyId, table.estimateUuid], foreignColumns: [estimates.companyId, estimates.uuid] }),
+    foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
+    foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
+    uniqueIndex('invoices_number_idx').on(table.companyId, table.invoiceSeq),
+    index('invoices_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('invoices_company_status_idx').on(table.companyId, table.status, table.createdAt.desc()),
+    index('invoices_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc()),
+    index('invoices_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc()),
+    index('invoices_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+  ],
+);
+
+export const payments = pgTable(
+  'payments',
+  {
+    ...tenantKey,
+    paymentNumber: text('payment_number'),
+    paymentSeq: bigint('payment_seq', { mode: 'number' }),
+    invoiceUuid: uuid('invoice_uuid').notNull(),
+    customerUuid: uuid('customer_uuid').notNull(),
+    paymentType: text('payment_type').notNull(),
+    paymentMethod: text('payment_method'),
+    amount: money('amount').notNull(),
+    processingFee: money('processing_fee').notNull().default('0'),
+    netAmount: money('net_amount').notNull(),
+    paymentDate: date('payment_date', { mode: 'string' }).notNull(),
+    transactionId: text('transaction_id'),
+    referenceNumber: text('reference_number'),
+    authorizationCode: text('authorization_code'),
+    paymentDetails: jsonb('payment_details'),
+    notes: text('notes'),
+    status: text('status').notNull().default('Completed'),
+    processedAt: timestamptz('processed_at'),
+    createdByUserId: uuid('created_by_user_id').notNull(),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    foreignKey({ columns: [table.companyId, table.invoiceUuid], foreignColumns: [invoices.companyId, invoices.uuid] }),
+    foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
+    foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
+    uniqueIndex('payments_number_idx').on(table.companyId, table.paymentSeq),
+    index('payments_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('payments_company_invoice_idx').on(table.companyId, table.invoiceUuid, table.createdAt.desc()),
+    index('payments_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc()),
+  ],
+);

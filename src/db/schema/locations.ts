@@ -1,0 +1,35 @@
+import { sql } from 'drizzle-orm';
+import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { companies } from './companies.js';
+import { lifecycle, tenantKey } from './columns.js';
+
+export const locations = pgTable(
+  'locations',
+  {
+    ...tenantKey,
+    name: text('name').notNull(),
+    locationCode: text('location_code'),
+    address1: text('address1').notNull(),
+    address2: text('address2'),
+    city: text('city').notNull(),
+    state: text('state').notNull(),
+    zip: text('zip').notNull(),
+    phone: text('phone'),
+    timezone: text('timezone').notNull().default('America/New_York'),
+    businessHours: jsonb('business_hours'),
+    defaultTaxRules: jsonb('default_tax_rules'),
+    serviceTypesOffered: jsonb('service_types_offered'),
+    defaultPricingSetUuid: uuid('default_pricing_set_uuid'),
+    isPrimary: boolean('is_primary').notNull().default(false),
+    isActive: boolean('is_active').notNull().default(true),
+    ...lifecycle,
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.uuid] }),
+    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
+    index('locations_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    uniqueIndex('locations_one_primary_idx')
+      .on(table.companyId)
+      .where(sql`${table.isPrimary} and ${table.deletedAt} is null`),
+  ],
+);

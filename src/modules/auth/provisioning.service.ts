@@ -1,0 +1,157 @@
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import ipaddr from 'ipaddr.js';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { ALL_ADDONS, apiKeys, companies, users } from '../../db/schema/index.js';
+import { findCompany, insertCompany, updateCompanySettings } from '../companies/companies.repository.js';
+import { insertUser } from '../users/users.repository.js';
+import { generateApiKey } from './api-keys.js';
+
+/** Company, user and key provisioning: used by the admin CLI, the demo bootstrap and the tests. */
+
+export class ProvisioningError extends Error {}
+
+export function parseAddons(list: string): string[] {
+  const addons = list
+    .split(',')
+    .map((addon) => addon.trim())
+    .filter(Boolean);
+  for (const addon of addons) {
+    if (!(ALL_ADDONS as readonly string[]).includes(addon)) {
+      throw new ProvisioningError(`Unknown add-on '${addon}'; known: ${ALL_ADDONS.join(', ')}`);
+    }
+  }
+  return [...new Set(addons)];
+}
+
+export function parseAllowedIps(list: string): string[] {
+  const entries = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const valid = entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
+    if (!valid) throw new ProvisioningError(`Not an IP address or CIDR: '${entry}'`);
+  }
+  return entries;
+}
+
+export interface NewCompany {
+  name: string;
+  email: string;
+  addons?: string[];
+  monthlyRequestLimit?: number | null;
+}
+
+export async function createCompany(db: Db, input: NewCompany) {
+  if (!input.name.trim()) throw new ProvisioningError('--name is required');
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) throw new ProvisioningError('--email must be an email address');
+  return db.transaction(async (tx) => {
+    const company = await insertCompany(tx, {
+      uuid: uuidv7(),
+      name: input.name.trim(),
+      email: input.email,
+      addons: input.addons ?? [...ALL_ADDONS],
+      monthlyRequestLimit: input.monthlyRequestLimit ?? null,
+    });
+    const owner = await insertUser(tx, {
+      companyId: company.uuid,
+      uuid: uuidv7(),
+      firstName: 'Account',
+      lastName: 'Owner',
+      email: input.email,
+    });
+    const key = await insertKey(tx, company.uuid, owner.id, []);
+    return { company_uuid: company.uuid, user_id: owner.id, api_key: key.apiKey };
+  });
+}
+
+async function requireCompany(db: Db, companyId: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(companyId) || !(await findCompany(db, companyId.toLowerCase()))) {
+    throw new ProvisioningError(`No company ${companyId}`);
+  }
+  return companyId.toLowerCase();
+}
+
+export async function createUser(
+  db: Db,
+  input: { companyId: string; firstName: string; lastName: string; email?: string | null },
+) {
+  const companyId = await requireCompany(db, input.companyId);
+  if (!input.firstName.trim() || !input.lastName.trim()) {
+    throw new ProvisioningError('--first-name and --last-name are required');
+  }
+  const user = await insertUser(db, {
+    companyId,
+    uuid: uuidv7(),
+    firstName: input.firstName.trim(),
+    lastName: input.lastName.trim(),
+    email: input.email ?? null,
+  });
+  return { user_id: user.id };
+}
+
+async function insertKey(db: Db, companyId: string, userId: string, allowedIps: string[]) {
+  const key = generateApiKey();
+  await db.insert(apiKeys).values({
+    id: uuidv7(),
+    companyId,
+    userId,
+    keyPrefix: key.keyPrefix,
+    keyHash: key.keyHash,
+    allowedIps,
+  });
+  return key;
+}
+
+export async function createApiKey(db: Db, input: { companyId: string; userId?: string; allowedIps?: string[] }) {
+  const companyId = await requireCompany(db, input.companyId);
+  let userId = input.userId?.toLowerCase();
+  if (userId) {
+    const [user] = await db
+      .select({ id: users.uuid })
+      .from(users)
+      .where(and(eq(users.companyId, companyId), eq(users.uuid, userId), isNull(users.deletedAt)))
+      .limit(1)
+      .catch(() => []);
+    if (!user) throw new ProvisioningError(`No user ${input.userId} in company ${companyId}`);
+  } else {
+    const [owner] = await db
+      .select({ id: users.uuid })
+      .from(users)
+      .where(and(eq(users.companyId, companyId), isNull(users.deletedAt)))
+      .orderBy(asc(users.createdAt), asc(users.uuid))
+      .limit(1);
+    if (!owner) throw new ProvisioningError(`Company ${companyId} has no user; create one first`);
+    userId = owner.id;
+  }
+  const key = await insertKey(db, companyId, userId, input.allowedIps ?? []);
+  return { api_key: key.apiKey, key_prefix: key.keyPrefix };
+}
+
+export async function revokeApiKey(db: Db, keyPrefix: string) {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.keyPrefix, keyPrefix), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (revoked.length === 0) throw new ProvisioningError(`No active key with prefix ${keyPrefix}`);
+  return { revoked: true };
+}
+
+export async function setCompany(
+  db: Db,
+  input: { companyId: string; addons?: string[]; monthlyRequestLimit?: number | null },
+) {
+  const companyId = await requireCompany(db, input.companyId);
+  const values: { addons?: string[]; monthlyRequestLimit?: number | null } = {};
+  if (input.addons !== undefined) values.addons = input.addons;
+  if (input.monthlyRequestLimit !== undefined) values.monthlyRequestLimit = input.monthlyRequestLimit;
+  await updateCompanySettings(db, companyId, values);
+  return { company_uuid: companyId };
+}
+
+export async function hasAnyCompany(db: Db): Promise<boolean> {
+  const rows = await db.select({ uuid: companies.uuid }).from(companies).limit(1);
+  return rows.length > 0;
+}

@@ -1,0 +1,126 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { addUsage, usageOfOtherInstances } from './usage.repository.js';
+
+interface CompanyUsage {
+  period: string;
+  /** Requests counted by other instances, as of the last refresh. */
+  others: number;
+  /** Requests counted by this instance this period. */
+  mine: number;
+  /** Part of `mine` not yet written to the database. */
+  unflushed: number;
+  lastSeen: number;
+}
+
+export interface UsageDecision {
+  allowed: boolean;
+  count: number;
+  resetsAt: string;
+}
+
+export function usagePeriod(now: Date): string {
+  return now.toISOString().slice(0, 7);
+}
+
+export function nextPeriodStart(now: Date): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
+}
+
+/**
+ * Monthly request counting shared by all instances through the database. Each instance counts in
+ * memory (exact within the instance) and adds its buffered counts to its own row every flush
+ * interval, so no request writes to a shared hot row; across instances the count can lag by at most
+ * one flush interval of traffic.
+ */
+export class UsageMeter {
+  readonly instanceId = uuidv7();
+  private readonly usage = new Map<string, CompanyUsage>();
+  private readonly loading = new Map<string, Promise<CompanyUsage>>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly flushIntervalMs: number,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Counts one request unless it would pass the limit. */
+  async count(companyId: string, limit: number | null, now = new Date()): Promise<UsageDecision> {
+    const entry = await this.entry(companyId, now);
+    entry.lastSeen = now.getTime();
+    const current = entry.others + entry.mine;
+    const resetsAt = nextPeriodStart(now);
+    if (limit !== null && current + 1 > limit) return { allowed: false, count: current, resetsAt };
+    entry.mine += 1;
+    entry.unflushed += 1;
+    return { allowed: true, count: current + 1, resetsAt };
+  }
+
+  private async entry(companyId: string, now: Date): Promise<CompanyUsage> {
+    const period = usagePeriod(now);
+    const existing = this.usage.get(companyId);
+    if (existing && existing.period === period) return existing;
+    const key = `${companyId}:${period}`;
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = (async () => {
+        if (existing && existing.unflushed > 0) await this.flushCompany(companyId, existing);
+        const others = await usageOfOtherInstances(this.db, companyId, period, this.instanceId);
+        const fresh: CompanyUsage = { period, others, mine: 0, unflushed: 0, lastSeen: now.getTime() };
+        this.usage.set(companyId, fresh);
+        return fresh;
+      })().finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async flushCompany(companyId: string, entry: CompanyUsage): Promise<void> {
+    const delta = entry.unflushed;
+    if (delta > 0) {
+      entry.unflushed -= delta;
+      try {
+        await addUsage(this.db, companyId, entry.period, this.instanceId, delta);
+      } catch (error) {
+        entry.unflushed += delta;
+        throw error;
+      }
+    }
+    entry.others = await usageOfOtherInstances(this.db, companyId, entry.period, this.instanceId);
+  }
+
+  /** Writes buffered counts and refreshes the other instances' counts of recently active companies. */
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = (async () => {
+      const cutoff = Date.now() - 60_000;
+      for (const [companyId, entry] of this.usage) {
+        if (entry.unflushed === 0 && entry.lastSeen < cutoff) {
+          this.usage.delete(companyId);
+          continue;
+        }
+        try {
+          await this.flushCompany(companyId, entry);
+        } catch (error) {
+          this.onError(error);
+        }
+      }
+    })().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+}

@@ -1,0 +1,29 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { usageCounters } from '../../db/schema/index.js';
+
+/** Adds this instance's buffered requests to its own row of the month. */
+export async function addUsage(db: Db, companyId: string, period: string, instanceId: string, delta: number) {
+  await db
+    .insert(usageCounters)
+    .values({ companyId, period, instanceId, requestCount: delta })
+    .onConflictDoUpdate({
+      target: [usageCounters.companyId, usageCounters.period, usageCounters.instanceId],
+      set: { requestCount: sql`${usageCounters.requestCount} + ${delta}`, updatedAt: new Date() },
+    });
+}
+
+/** Requests of the month counted by every other instance. */
+export async function usageOfOtherInstances(db: Db, companyId: string, period: string, instanceId: string) {
+  const [row] = await db
+    .select({ total: sql<string>`coalesce(sum(${usageCounters.requestCount}), 0)` })
+    .from(usageCounters)
+    .where(
+      and(
+        eq(usageCounters.companyId, companyId),
+        eq(usageCounters.period, period),
+        ne(usageCounters.instanceId, instanceId),
+      ),
+    );
+  return Number(row?.total ?? 0);
+}

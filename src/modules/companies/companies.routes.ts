@@ -1,0 +1,20 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { SECURITY } from '../../shared/crud-routes.js';
+import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
+import { CompanyRecord } from './companies.schemas.js';
+import { getCompany } from './companies.service.js';
+
+export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/companies/me',
+    {
+      schema: {
+        tags: ['Company'],
+        summary: 'The company of the API key',
+        security: SECURITY,
+        response: { 200: okSchema(CompanyRecord), ...errorResponses(404) },
+      },
+    },
+    async (request) => ok(await getCompany(app.deps.database.db, request.principal.companyId)),
+  );
+};

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+
+const nullableString = z.string().nullable();
+export const CompanyRecord = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    email: z.string(),
+    phone: nullableString,
+    address_line_1: nullableString,
+    address_line_2: nullableString,
+    city: nullableString,
+    state: nullableString.describe('State or province.'),
+    postal_code: nullableString,
+    country: nullableString.describe('Country code.'),
+  })
+  .meta({ id: 'Company' });
+export type CompanyRecord = z.infer<typeof CompanyRecord>;

@@ -1,0 +1,11 @@
+import type { Db } from '../../db/client.js';
+import { notFound } from '../../errors.js';
+import { rowToRecord } from '../../shared/records.js';
+import { findCompany } from './companies.repository.js';
+import type { CompanyRecord } from './companies.schemas.js';
+
+export async function getCompany(db: Db, companyId: string): Promise<CompanyRecord> {
+  const row = await findCompany(db, companyId);
+  if (!row) throw notFound('Company');
+  return rowToRecord(row, { omit: ['addons', 'monthlyRequestLimit', 'createdAt', 'updatedAt'] }) as CompanyRecord;
+}

@@ -1,0 +1,59 @@
+import { and, eq, ne } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { locations } from '../../db/schema/index.js';
+import { byUuid, countWhere, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import type { ListLocationsQuery } from './locations.schemas.js';
+
+export type LocationRow = typeof locations.$inferSelect;
+export type LocationInsert = typeof locations.$inferInsert;
+
+export function findLocation(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return db
+    .select()
+    .from(locations)
+    .where(byUuid(locations, companyId, uuid, includeDeleted))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+
+export function listLocations(db: Db, companyId: string, query: ListLocationsQuery) {
+  const where = scoped(locations, companyId, query.include_deleted);
+  return paginate(
+    query,
+    (offset, limit) =>
+      db.select().from(locations).where(where).orderBy(...newestFirst(locations)).limit(limit).offset(offset),
+    () => countWhere(db, locations, where),
+  );
+}
+
+export async function insertLocation(db: Db, values: LocationInsert): Promise<LocationRow> {
+  const [row] = await db.insert(locations).values(values).returning();
+  return row;
+}
+
+export async function updateLocation(db: Db, companyId: string, uuid: string, values: Partial<LocationInsert>) {
+  const [row] = await db
+    .update(locations)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(locations, companyId, uuid))
+    .returning();
+  return row ?? null;
+}
+
+/** Clears the primary flag of every other live location of the company. */
+export async function clearPrimary(db: Db, companyId: string, exceptUuid: string | null) {
+  await db
+    .update(locations)
+    .set({ isPrimary: false, updatedAt: new Date() })
+    .where(
+      and(
+        scoped(locations, companyId),
+        eq(locations.isPrimary, true),
+        exceptUuid ? ne(locations.uuid, exceptUuid) : undefined,
+      ),
+    );
+}
+
+export function softDeleteLocation(db: Db, companyId: string, uuid: string) {
+  return softDelete(db, locations, companyId, uuid);
+}

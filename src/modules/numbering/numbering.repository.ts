@@ -1,0 +1,68 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { estimates, invoices, numberingCounters, payments } from '../../db/schema/index.js';
+
+export type NumberKind = 'invoice' | 'estimate' | 'payment';
+export type CounterRow = typeof numberingCounters.$inferSelect;
+
+export const DEFAULT_PREFIX: Record<NumberKind, string> = { invoice: 'INV-', estimate: 'EST-', payment: 'PAY-' };
+
+const defaults = (companyId: string, kind: NumberKind) => ({
+  companyId,
+  kind,
+  prefix: DEFAULT_PREFIX[kind],
+  padding: 4,
+  nextNumber: 1,
+  overrideNextNumber: null,
+});
+
+/** The counter row (defaults when none was ever written), without locking. */
+export async function readCounter(db: Db, companyId: string, kind: NumberKind) {
+  const [row] = await db
+    .select()
+    .from(numberingCounters)
+    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
+    .limit(1);
+  return row ?? { ...defaults(companyId, kind), updatedAt: new Date() };
+}
+
+/** Creates the counter row if missing and locks it for the rest of the transaction. */
+export async function lockCounter(tx: Db, companyId: string, kind: NumberKind): Promise<CounterRow> {
+  const [locked] = await tx
+    .select()
+    .from(numberingCounters)
+    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
+    .for('update');
+  if (locked) return locked;
+  await tx.insert(numberingCounters).values(defaults(companyId, kind)).onConflictDoNothing();
+  const [created] = await tx
+    .select()
+    .from(numberingCounters)
+    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
+    .for('update');
+  return created;
+}
+
+export async function writeCounter(
+  tx: Db,
+  companyId: string,
+  kind: NumberKind,
+  values: Partial<Pick<CounterRow, 'prefix' | 'padding' | 'nextNumber' | 'overrideNextNumber'>>,
+) {
+  await tx
+    .update(numberingCounters)
+    .set({ ...values, updatedAt: new Date() })
+    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)));
+}
+
+/** Whether any document of the kind (soft-deleted ones included) ever had this number. */
+export async function numberUsed(db: Db, companyId: string, kind: NumberKind, seq: number): Promise<boolean> {
+  const table = kind === 'invoice' ? invoices : kind === 'estimate' ? estimates : payments;
+  const seqColumn = kind === 'invoice' ? invoices.invoiceSeq : kind === 'estimate' ? estimates.estimateSeq : payments.paymentSeq;
+  const rows = await db
+    .select({ one: sql`1` })
+    .from(table)
+    .where(and(eq(table.companyId, companyId), eq(seqColumn, seq)))
+    .limit(1);
+  return rows.length > 0;
+}

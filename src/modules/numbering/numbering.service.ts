@@ -1,0 +1,79 @@
+import type { Db } from '../../db/client.js';
+import { AppError } from '../../errors.js';
+import * as repository from './numbering.repository.js';
+import type { NumberKind } from './numbering.repository.js';
+import type { KindSettings, KindSettingsBody, UpdateNumberingBody } from './numbering.schemas.js';
+
+export type { NumberKind } from './numbering.repository.js';
+
+/** prefix + number zero-padded to `padding`; a wider number prints in full. */
+export function formatDocumentNumber(prefix: string, padding: number, number: number): string {
+  return prefix + String(number).padStart(padding, '0');
+}
+
+export interface AllocatedNumber {
+  /** The formatted number, e.g. INV-0042. */
+  number: string;
+  /** The integer part, unique per company and kind. */
+  seq: number;
+}
+
+/**
+ * Takes the next document number inside the caller's transaction. The counter row stays locked until
+ * that transaction ends, so concurrent creates get consecutive numbers and a rolled-back create
+ * leaves no gap. A one-time override is used once; numbering then continues at
+ * max(next_number, override + 1).
+ */
+export async function allocateNumber(tx: Db, companyId: string, kind: NumberKind): Promise<AllocatedNumber> {
+  const counter = await repository.lockCounter(tx, companyId, kind);
+  const seq = counter.overrideNextNumber ?? counter.nextNumber;
+  await repository.writeCounter(tx, companyId, kind, {
+    nextNumber: Math.max(counter.nextNumber, seq + 1),
+    overrideNextNumber: null,
+  });
+  return { number: formatDocumentNumber(counter.prefix, counter.padding, seq), seq };
+}
+
+function toSettings(counter: Pick<repository.CounterRow, 'prefix' | 'padding' | 'nextNumber' | 'overrideNextNumber'>): KindSettings {
+  const next = counter.overrideNextNumber ?? counter.nextNumber;
+  return {
+    prefix: counter.prefix,
+    padding: counter.padding,
+    next_number: next,
+    next_number_formatted: formatDocumentNumber(counter.prefix, counter.padding, next),
+    has_override: counter.overrideNextNumber !== null,
+  };
+}
+
+export async function getNumbering(db: Db, companyId: string) {
+  const [invoice, estimate] = await Promise.all([
+    repository.readCounter(db, companyId, 'invoice'),
+    repository.readCounter(db, companyId, 'estimate'),
+  ]);
+  return { invoice: toSettings(invoice), estimate: toSettings(estimate) };
+}
+
+async function applyKind(tx: Db, companyId: string, kind: 'invoice' | 'estimate', body: KindSettingsBody) {
+  const counter = await repository.lockCounter(tx, companyId, kind);
+  const values: Parameters<typeof repository.writeCounter>[3] = {};
+  if (body.prefix !== undefined) values.prefix = body.prefix;
+  if (body.padding !== undefined) values.padding = body.padding;
+  if (body.override_next_number !== undefined) {
+    const override = body.override_next_number;
+    if (override !== null && (await repository.numberUsed(tx, companyId, kind, override))) {
+      throw new AppError('validation_error', `Invalid ${kind}.override_next_number: ${override} was already used.`, [
+        { field: `${kind}.override_next_number`, message: 'that number was already used' },
+      ]);
+    }
+    values.overrideNextNumber = override;
+  }
+  if (Object.keys(values).length > 0) await repository.writeCounter(tx, companyId, kind, values);
+  void counter;
+}
+
+export async function updateNumbering(db: Db, companyId: string, body: UpdateNumberingBody): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (body.invoice) await applyKind(tx, companyId, 'invoice', body.invoice);
+    if (body.estimate) await applyKind(tx, companyId, 'estimate', body.estimate);
+  });
+}

@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { SECURITY } from '../../shared/crud-routes.js';
+import { errorResponses, listSchema, ok } from '../../shared/envelope.js';
+import { ListUsersQuery, UserRecord } from './users.schemas.js';
+import { listCompanyUsers } from './users.service.js';
+
+export const userRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/users',
+    {
+      schema: {
+        tags: ['Users'],
+        summary: "List the company's users",
+        security: SECURITY,
+        querystring: ListUsersQuery,
+        response: { 200: listSchema('users', UserRecord), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const page = await listCompanyUsers(app.deps.database.db, request.principal.companyId, request.query);
+      return ok({ users: page.items, pagination: page.pagination });
+    },
+  );
+};

@@ -1,0 +1,145 @@
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError, statusOf, type ErrorCode, type ErrorDetail } from '../errors.js';
+
+interface PgLikeError {
+  code?: string;
+  detail?: string;
+  column?: string;
+  constraint?: string;
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** The underlying driver error of a (possibly wrapped) query error. */
+function driverError(error: unknown): PgLikeError | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    const candidate = current as PgLikeError & { cause?: unknown };
+    if (typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code)) return candidate;
+    if (typeof candidate.code === 'string' && CONNECTION_ERRORS.has(candidate.code)) return candidate;
+    current = candidate.cause;
+  }
+  if (error instanceof Error && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)) {
+    return { code: 'ECONNRESET' };
+  }
+  return null;
+}
+
+function fieldOfPath(path: ReadonlyArray<PropertyKey>): string {
+  return path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`))
+    .join('');
+}
+
+/** The column a foreign-key violation names (the one that is not company_id). */
+function foreignKeyField(detail: string | undefined): string {
+  const columns = /Key \(([^)]+)\)/.exec(detail ?? '')?.[1]?.split(',').map((column) => column.trim()) ?? [];
+  return columns.find((column) => column !== 'company_id') ?? 'reference';
+}
+
+function translate(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError & { validationContext?: string };
+
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const details: ErrorDetail[] = [];
+    for (const issue of error.validation) {
+      const path = issue.instancePath.split('/').filter(Boolean).map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+      const params = issue.params as { keys?: string[] };
+      if (issue.keyword === 'unrecognized_keys' && params.keys) {
+        for (const key of params.keys) {
+          details.push({ field: fieldOfPath([...path, key]), message: 'is not an accepted field' });
+        }
+      } else {
+        const missing = issue.keyword === 'invalid_type' && /received undefined$/.test(issue.message ?? '');
+        details.push({
+          field: fieldOfPath(path) || fastifyError.validationContext || 'body',
+          message: missing ? 'is required' : (issue.message ?? 'is invalid'),
+        });
+      }
+    }
+    const where: string = fastifyError.validationContext === 'querystring' ? 'query' : (fastifyError.validationContext ?? 'request');
+    const summary = details.map((detail) => `${detail.field} ${detail.message}`).join('; ');
+    return new AppError('validation_error', `Invalid ${where}: ${summary}`, details);
+  }
+
+  const pgError = driverError(error);
+  if (pgError?.code) {
+    const code = pgError.code;
+    if (code === '23503') {
+      const field = foreignKeyField(pgError.detail);
+      return new AppError('validation_error', `Invalid ${field}: does not refer to an existing record of this company`, [
+        { field, message: 'does not refer to an existing record of this company' },
+      ]);
+    }
+    if (code === '23505') return new AppError('conflict', 'The record conflicts with an existing one; retry the request.');
+    if (code === '22P02' || code === '22003' || code === '22007' || code === '22008' || code === '22001' || code === '22021' || code === '54000') {
+      return new AppError('validation_error', 'A value in the request is out of range or malformed.');
+    }
+    if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || CONNECTION_ERRORS.has(code) || code === '53300') {
+      return new AppError('service_unavailable', 'The database is unavailable; retry shortly.');
+    }
+  }
+
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('validation_error', 'Unsupported Content-Type: send application/json (multipart/form-data for photo uploads).');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('validation_error', 'The JSON body is empty.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('validation_error', 'The body is not valid JSON.');
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new AppError('validation_error', 'A file is too large.', [{ field: 'photos', message: 'file is too large' }]);
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('validation_error', 'Too many files or fields in the upload.', [{ field: 'photos', message: 'too many files' }]);
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new AppError('validation_error', 'The request must be multipart/form-data.');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return new AppError('validation_error', 'The body is not valid JSON.');
+  }
+  const status = fastifyError.statusCode ?? 500;
+  if (status === 429) return new AppError('rate_limited', 'Too many requests; slow down and retry after the time in Retry-After.');
+  if (status === 404) return new AppError('not_found', 'Not found.');
+  if (status === 413) return new AppError('payload_too_large', 'The request body is too large.');
+  if (status >= 400 && status < 500) {
+    return new AppError('validation_error', fastifyError.message || 'The request is invalid.');
+  }
+  return new AppError('internal_error', 'An unexpected error occurred.');
+}
+
+export function errorBody(error: AppError) {
+  return {
+    success: false as const,
+    error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+  };
+}
+
+export function sendError(reply: FastifyReply, error: AppError) {
+  return reply.status(statusOf(error.code as ErrorCode)).type('application/json; charset=utf-8').send(errorBody(error));
+}
+
+/** Every failure becomes the error envelope; 5xx bodies never carry internal messages. */
+export const errorsPlugin = fp(
+  async (app) => {
+    app.setErrorHandler((error, request: FastifyRequest, reply) => {
+      const appError = translate(error);
+      const status = statusOf(appError.code);
+      if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
+      else request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
+      return sendError(reply, appError);
+    });
+    app.setNotFoundHandler((request, reply) => {
+      return sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+    });
+  },
+  { name: 'errors' },
+);

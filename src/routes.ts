@@ -1,0 +1,46 @@
+import type { FastifyPluginAsync } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import { AppError } from './errors.js';
+import { authPlugin } from './plugins/auth.js';
+import { companyRoutes } from './modules/companies/companies.routes.js';
+import { customerRoutes } from './modules/customers/customers.routes.js';
+import { locationRoutes } from './modules/locations/locations.routes.js';
+import { userRoutes } from './modules/users/users.routes.js';
+import { jobRoutes } from './modules/jobs/jobs.routes.js';
+import { jobPhotoRoutes } from './modules/job-photos/job-photos.routes.js';
+import { templateRoutes } from './modules/templates/templates.routes.js';
+import { estimateRoutes } from './modules/estimates/estimates.routes.js';
+import { invoiceRoutes } from './modules/invoices/invoices.routes.js';
+import { paymentRoutes } from './modules/payments/payments.routes.js';
+import { numberingRoutes } from './modules/numbering/numbering.routes.js';
+
+/** Everything under /api/v1: authenticated, rate limited, then the resource routes. */
+export const apiRoutes: FastifyPluginAsync = async (app) => {
+  const { config, database, usage } = app.deps;
+  await app.register(authPlugin, { db: database.db, usage, cacheTtlMs: config.AUTH_CACHE_TTL_MS });
+  if (config.RATE_LIMIT_PER_MINUTE > 0) {
+    await app.register(rateLimit, {
+      max: config.RATE_LIMIT_PER_MINUTE,
+      timeWindow: 60_000,
+      keyGenerator: (request) => request.principal?.apiKeyId ?? request.ip,
+      errorResponseBuilder: (_request, context) => {
+        return new AppError(
+          'rate_limited',
+          `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s.`,
+        );
+      },
+    });
+  }
+
+  await app.register(companyRoutes);
+  await app.register(userRoutes);
+  await app.register(locationRoutes);
+  await app.register(customerRoutes);
+  await app.register(jobRoutes);
+  await app.register(jobPhotoRoutes);
+  await app.register(templateRoutes);
+  await app.register(estimateRoutes);
+  await app.register(invoiceRoutes);
+  await app.register(paymentRoutes);
+  await app.register(numberingRoutes);
+};

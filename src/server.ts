@@ -1,0 +1,52 @@
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { createDatabase } from './db/client.js';
+import { migrateDatabase } from './db/migrate.js';
+import { createCompany, hasAnyCompany } from './modules/auth/provisioning.service.js';
+import { createStorage } from './storage/create-storage.js';
+
+async function start() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const database = await createDatabase(config);
+  if (config.MIGRATE_ON_START) await migrateDatabase(database);
+
+  let demoKey: string | undefined;
+  // An empty embedded database gets a demo company so `npm start` is usable at once.
+  if (database.driver === 'pglite' && !(await hasAnyCompany(database.db))) {
+    const demo = await createCompany(database.db, { name: 'Demo Field Services', email: 'demo@example.com' });
+    demoKey = demo.api_key;
+  }
+
+  const storage = await createStorage(config);
+  const app = await buildApp({ config, database, storage });
+  app.addHook('onClose', async () => {
+    await database.close();
+  });
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    else app.log.info({ signal }, 'shutting down');
+    app.deps.shuttingDown = true;
+    await app.close();
+  });
+
+  await app.listen({ host: config.HOST, port: config.PORT });
+  if (demoKey) {
+    process.stdout.write(
+      `\nDemo company created on the embedded database. API key (shown once):\n  ${demoKey}\n` +
+        `Try: curl -H "Authorization: Bearer ${demoKey}" http://${config.HOST}:${config.PORT}/api/v1/companies/me\n\n`,
+    );
+  }
+}
+
+start().catch((error: unknown) => {
+  process.stderr.write(`Failed to start: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,32 @@
+/** The introduction of the OpenAPI document: the conventions every endpoint shares. */
+export const API_DESCRIPTION = `
+JSON REST API of a field-service CRM: locations, customers, jobs, job photos, templates, estimates,
+invoices, payments, numbering settings and the company record.
+
+## Authentication
+Every /api/v1 endpoint needs \`Authorization: Bearer <key>\` (or \`X-API-Key: <key>\`). Keys are issued with the
+admin CLI and look like \`fsc_live_<43 characters>\`. The key decides the company: all data is that company's.
+A revoked key or a changed company setting takes effect within 5 seconds.
+
+## Envelope
+Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete too).
+Error: \`{"success": false, "error": {"code", "message", "details": [{"field", "message"}]}}\` with the codes
+validation_error, invalid_status_transition, primary_location (400), unauthorized (401), ip_restricted,
+addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), payload_too_large (413),
+rate_limited (429), internal_error (500), service_unavailable (503).
+Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_limit_exceeded, 429, then 400 and 404.
+
+## Requests
+Bodies are strict: unknown or read-only fields are 400. On update, an absent field is unchanged and null clears a
+nullable field; PUT and PATCH are both partial updates. Unknown query parameters are 400.
+Money has at most 2 decimals and is never negative; quantity is > 0 with at most 3 decimals; tax rates and
+percentages have at most 4 decimals. Timestamps need Z or an offset and are returned in UTC.
+
+## Lists
+\`include_deleted\` (true/false/1/0), \`page\` (>= 1, default 1), \`limit\` (1..100, default 50). Newest first;
+\`search\` is a case-insensitive substring match. Soft-deleted records are 404 unless \`include_deleted=true\`.
+
+## Usage and rate limits
+Every authenticated response carries X-Usage-Count, X-Usage-Limit (when the company has a monthly limit) and
+X-Usage-Resets. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
+`.trim();

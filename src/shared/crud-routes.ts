@@ -1,0 +1,159 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Db } from '../db/client.js';
+import type { Addon } from '../plugins/auth.js';
+import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
+import { uuidString } from './formats.js';
+import { GetQuery, type Page } from './list-query.js';
+
+/** Who performs a write: the key's company and user. */
+export interface Actor {
+  companyId: string;
+  userId: string;
+}
+
+/** The five operations every resource offers, called with the company id explicitly. */
+export interface CrudService<TRecord, TCreate, TUpdate, TListQuery> {
+  list(db: Db, companyId: string, query: TListQuery): Promise<Page<TRecord>>;
+  get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<TRecord>;
+  create(db: Db, actor: Actor, body: TCreate): Promise<TRecord>;
+  update(db: Db, actor: Actor, uuid: string, body: TUpdate): Promise<TRecord>;
+  remove(db: Db, companyId: string, uuid: string): Promise<void>;
+}
+
+export const UuidParams = z.strictObject({ uuid: uuidString.describe('The record id.') });
+
+export interface CrudRoutesOptions<TRecord, TCreate extends z.ZodType, TUpdate extends z.ZodType, TList extends z.ZodType> {
+  /** Collection path under /api/v1, e.g. '/customers'. */
+  path: string;
+  tag: string;
+  /** Singular noun for messages and summaries, e.g. 'Customer'. */
+  noun: string;
+  /** The key of the array in list responses, e.g. 'customers'. */
+  plural: string;
+  listItem: z.ZodType;
+  record: z.ZodType;
+  createBody: TCreate;
+  updateBody: TUpdate;
+  listQuery: TList;
+  service: CrudService<TRecord, z.infer<TCreate>, z.infer<TUpdate>, z.infer<TList>>;
+  descriptions?: Partial<Record<'list' | 'get' | 'create' | 'update' | 'remove', string>>;
+  addon?: Addon;
+}
+
+const SECURITY: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+
+/** Registers list, get, create, PUT/PATCH update and soft delete for one resource, the same way for all. */
+export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate extends z.ZodType, TList extends z.ZodType>(
+  parent: FastifyInstance,
+  options: CrudRoutesOptions<TRecord, TCreate, TUpdate, TList>,
+): void {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const { path, tag, noun, plural, service, descriptions = {} } = options;
+  const lowerNoun = noun.toLowerCase();
+  const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
+  const single = okSchema(options.record);
+  const db = () => app.deps.database.db;
+
+  app.get(
+    path,
+    {
+      config,
+      schema: {
+        tags: [tag],
+        summary: `List ${plural}`,
+        description: descriptions.list ?? `Newest first. Soft-deleted ${plural} only with include_deleted=true.`,
+        security: SECURITY,
+        querystring: options.listQuery,
+        response: { 200: listSchema(plural, options.listItem), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const page = await service.list(db(), request.principal.companyId, request.query as z.infer<TList>);
+      return ok({ [plural]: page.items, pagination: page.pagination });
+    },
+  );
+
+  app.get(
+    `${path}/:uuid`,
+    {
+      config,
+      schema: {
+        tags: [tag],
+        summary: `Get a ${lowerNoun}`,
+        description: descriptions.get ?? `A soft-deleted ${lowerNoun} is 404 unless include_deleted=true.`,
+        security: SECURITY,
+        params: UuidParams,
+        querystring: GetQuery,
+        response: { 200: single, ...errorResponses(404) },
+      },
+    },
+    async (request) =>
+      ok(await service.get(db(), request.principal.companyId, request.params.uuid, request.query.include_deleted)),
+  );
+
+  app.post(
+    path,
+    {
+      config,
+      schema: {
+        tags: [tag],
+        summary: `Create a ${lowerNoun}`,
+        description: descriptions.create,
+        security: SECURITY,
+        body: options.createBody,
+        response: { 200: single, ...errorResponses() },
+      },
+    },
+    async (request) => ok(await service.create(db(), request.principal, request.body as z.infer<TCreate>)),
+  );
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    app.route({
+      method,
+      url: `${path}/:uuid`,
+      config,
+      schema: {
+        tags: [tag],
+        summary: `Update a ${lowerNoun} (${method}; partial)`,
+        description:
+          descriptions.update ?? 'Partial update: absent fields are unchanged, null clears a nullable field.',
+        security: SECURITY,
+        params: UuidParams,
+        body: options.updateBody,
+        response: { 200: single, ...errorResponses(404) },
+      },
+      handler: async (request) =>
+        ok(
+          await service.update(
+            db(),
+            request.principal,
+            (request.params as z.infer<typeof UuidParams>).uuid,
+            request.body as z.infer<TUpdate>,
+          ),
+        ),
+    });
+  }
+
+  app.delete(
+    `${path}/:uuid`,
+    {
+      config,
+      schema: {
+        tags: [tag],
+        summary: `Delete a ${lowerNoun} (soft)`,
+        description: descriptions.remove ?? 'Sets deleted_at; the record stays and is listed only with include_deleted=true.',
+        security: SECURITY,
+        params: UuidParams,
+        response: { 200: MessageSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      await service.remove(db(), request.principal.companyId, request.params.uuid);
+      return ok({ message: `${noun} deleted successfully` });
+    },
+  );
+}
+
+export { SECURITY };

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { ERROR_STATUS } from '../errors.js';
+
+/** The success envelope: {success: true, data}. */
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+  total_pages: number;
+}
+
+export const PaginationSchema = z
+  .object({
+    page: z.number().int().meta({ example: 1 }),
+    limit: z.number().int().meta({ example: 50 }),
+    total: z.number().int().meta({ example: 120 }),
+    total_pages: z.number().int().meta({ example: 3 }),
+  })
+  .meta({ id: 'Pagination' });
+
+export function okSchema<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data });
+}
+
+/** `{success, data: {<plural>: [...], pagination}}` */
+export function listSchema(plural: string, item: z.ZodType): z.ZodType {
+  return okSchema(z.object({ [plural]: z.array(item), pagination: PaginationSchema }));
+}
+
+export const MessageSchema = okSchema(
+  z.object({ message: z.string().meta({ example: 'Customer deleted successfully' }) }),
+);
+
+export const ErrorSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]),
+      message: z.string(),
+      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation error (`validation_error`, `invalid_status_transition`, `primary_location`).',
+  401: 'Missing, malformed, unknown or revoked API key (`unauthorized`).',
+  403: 'Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`.',
+  404: 'The addressed resource does not exist in this company (`not_found`).',
+  409: 'A request with the same Idempotency-Key is still in progress (`conflict`).',
+  413: 'The request body is too large (`payload_too_large`).',
+  429: 'Rate limit exceeded (`rate_limited`).',
+  500: 'Unexpected server error (`internal_error`).',
+  503: 'The database is unreachable (`service_unavailable`).',
+};
+
+/** The error responses every authenticated route documents. */
+export function errorResponses(...statuses: number[]) {
+  const all = [400, 401, 403, 429, 500, 503, ...statuses];
+  return Object.fromEntries(
+    [...new Set(all)].sort().map((status) => [status, ErrorSchema.describe(ERROR_DESCRIPTIONS[status] ?? 'Error')]),
+  );
+}

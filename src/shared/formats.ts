@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { decimalPlaces, MAX_CENTS } from './money.js';
+
+/** Reusable zod pieces for the field formats of DECISIONS.md §4. */
+
+export const uuidString = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
+  .transform((value) => value.toLowerCase())
+  .meta({ format: 'uuid', example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
+
+export const US_STATES = [
+  'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY',
+  'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND',
+  'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY',
+  'DC', 'AS', 'GU', 'MP', 'PR', 'VI', 'UM',
+] as const;
+
+export const usState = z
+  .enum(US_STATES, { error: 'must be a 2-letter upper-case US state, DC or territory code' })
+  .meta({ example: 'TX' });
+
+export const zipCode = z
+  .string()
+  .regex(/^\d{5}(?:-?\d{4})?$/, 'must be 12345, 12345-6789 or 123456789')
+  .meta({ example: '78701' });
+
+export const phoneNumber = z
+  .string()
+  .regex(/^\d{3}-\d{3}-\d{4}$/, 'must be xxx-xxx-xxxx')
+  .meta({ example: '512-555-0142' });
+
+export const emailAddress = z.email('must be an email address').max(254).meta({ example: 'ops@example.com' });
+
+export const calendarDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date')
+  .refine((value) => {
+    const [year, month, day] = value.split('-').map(Number);
+    const date = new Date(Date.UTC(year, month - 1, day));
+    return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  }, 'must be a real calendar date')
+  .meta({ format: 'date', example: '2026-12-01' });
+
+export const timeOfDay = z
+  .string()
+  .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM between 00:00 and 23:59')
+  .meta({ example: '09:30' });
+
+/** ISO 8601 timestamp with Z or an offset; parsed to a Date. */
+export const timestampInput = z
+  .string()
+  .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with Z or an offset' }))
+  .transform((value) => new Date(value))
+  .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid timestamp')
+  .meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
+
+export const timestampOutput = z.string().meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
+
+export const timezoneName = z
+  .string()
+  .min(1)
+  .max(64)
+  .refine((value) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: value });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a valid IANA time zone')
+  .meta({ example: 'America/Chicago' });
+
+function decimalNumber(places: number, label: string) {
+  return z.number().refine((value) => {
+    try {
+      return decimalPlaces(value) <= places;
+    } catch {
+      return false;
+    }
+  }, `${label} must have at most ${places} decimal places`);
+}
+
+/** Money input: never negative, at most 2 decimals, within numeric(12,2). */
+export const moneyInput = decimalNumber(2, 'an amount')
+  .pipe(z.number().min(0, 'must not be negative').max(MAX_CENTS / 100, 'is too large'))
+  .meta({ example: 149.99 });
+
+/** Quantity: greater than 0, at most 3 decimals. */
+export const quantityInput = decimalNumber(3, 'a quantity')
+  .pipe(z.number().gt(0, 'must be greater than 0').max(999_999_999, 'is too large'))
+  .meta({ example: 1 });
+
+/** Percent rate: 0..100 with at most 4 decimals. */
+export const percentInput = decimalNumber(4, 'a percentage')
+  .pipe(z.number().min(0, 'must not be negative').max(100, 'must be at most 100'))
+  .meta({ example: 8.25 });
+
+export const jsonObject = z
+  .record(z.string(), z.unknown())
+  .meta({ type: 'object', additionalProperties: true, example: { note: 'free-form' } });
+
+export const shortText = (max = 255) => z.string().max(max, `must be at most ${max} characters`);
+export const requiredText = (max = 255) =>
+  z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`);
+export const longText = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
+
+/** Query-string boolean: true/false/1/0. */
+export const queryBoolean = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true, false, 1 or 0' })
+  .transform((value) => value === 'true' || value === '1');
+
+export function isoOrNull(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}

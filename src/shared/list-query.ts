@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { queryBoolean } from './formats.js';
+import type { Pagination } from './envelope.js';
+
+/** include_deleted, page and limit: the list conventions of every list endpoint. */
+export const listQueryShape = {
+  include_deleted: queryBoolean.default(false).describe('Include soft-deleted records.'),
+  page: z.coerce
+    .number({ error: 'must be an integer >= 1' })
+    .int('must be an integer >= 1')
+    .min(1, 'must be an integer >= 1')
+    .max(1_000_000, 'is too large')
+    .default(1)
+    .describe('Page number, from 1.'),
+  limit: z.coerce
+    .number({ error: 'must be an integer between 1 and 100' })
+    .int('must be an integer between 1 and 100')
+    .min(1, 'must be an integer between 1 and 100')
+    .max(100, 'must be an integer between 1 and 100')
+    .default(50)
+    .describe('Page size, 1 to 100.'),
+};
+
+export const ListQuery = z.strictObject(listQueryShape);
+export type ListQuery = z.infer<typeof ListQuery>;
+
+/** Query of a single-record read: only include_deleted. */
+export const GetQuery = z.strictObject({
+  include_deleted: queryBoolean.default(false).describe('Return the record even when it is soft-deleted.'),
+});
+export type GetQuery = z.infer<typeof GetQuery>;
+
+/** Query-string search term: a case-insensitive substring. */
+export const searchQuery = z.string().trim().max(200, 'must be at most 200 characters').optional();
+
+export interface Page<T> {
+  items: T[];
+  pagination: Pagination;
+}
+
+export function pageOffset(query: Pick<ListQuery, 'page' | 'limit'>): number {
+  return (query.page - 1) * query.limit;
+}
+
+export function toPage<T>(items: T[], total: number, query: Pick<ListQuery, 'page' | 'limit'>): Page<T> {
+  return {
+    items,
+    pagination: {
+      page: query.page,
+      limit: query.limit,
+      total,
+      total_pages: total === 0 ? 0 : Math.ceil(total / query.limit),
+    },
+  };
+}

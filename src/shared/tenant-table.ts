@@ -1,0 +1,84 @@
+import { and, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { Db } from '../db/client.js';
+import { invalidField } from '../errors.js';
+import { pageOffset, toPage, type ListQuery, type Page } from './list-query.js';
+
+/** A tenant table: (company_id, uuid) key and soft delete. Scoping and soft-delete rules live here only. */
+export type TenantTable = PgTable & {
+  companyId: PgColumn;
+  uuid: PgColumn;
+  createdAt: PgColumn;
+  deletedAt: PgColumn;
+};
+
+/** The company's rows, without soft-deleted ones unless asked. */
+export function scoped(table: TenantTable, companyId: string, includeDeleted = false): SQL {
+  return includeDeleted
+    ? eq(table.companyId, companyId)
+    : (and(eq(table.companyId, companyId), isNull(table.deletedAt)) as SQL);
+}
+
+export function byUuid(table: TenantTable, companyId: string, uuid: string, includeDeleted = false): SQL {
+  return and(scoped(table, companyId, includeDeleted), eq(table.uuid, uuid)) as SQL;
+}
+
+/** Newest first, stable across pages. */
+export function newestFirst(table: TenantTable) {
+  return [desc(table.createdAt), desc(table.uuid)] as const;
+}
+
+/** A LIKE pattern matching `term` anywhere, case-insensitively against a lower-cased column. */
+export function containsPattern(term: string): string {
+  return `%${term.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+export function searchMatches(column: PgColumn, term: string | undefined): SQL | undefined {
+  return term ? sql`${column} like ${containsPattern(term)}` : undefined;
+}
+
+/**
+ * One page and the exact total. The count is skipped when the page itself proves the total
+ * (a short page that is not empty).
+ */
+export async function paginate<T>(
+  query: Pick<ListQuery, 'page' | 'limit'>,
+  fetchRows: (offset: number, limit: number) => Promise<T[]>,
+  countRows: () => Promise<number>,
+): Promise<Page<T>> {
+  const offset = pageOffset(query);
+  const rows = await fetchRows(offset, query.limit);
+  const total = rows.length > 0 && rows.length < query.limit ? offset + rows.length : await countRows();
+  return toPage(rows, total, query);
+}
+
+export async function countWhere(db: Db, table: TenantTable, where: SQL | undefined): Promise<number> {
+  const [row] = await db.select({ total: count() }).from(table).where(where);
+  return Number(row?.total ?? 0);
+}
+
+/** Sets deleted_at on a live row; false when there is none. */
+export async function softDelete(db: Db, table: TenantTable, companyId: string, uuid: string): Promise<boolean> {
+  const deleted = await db
+    .update(table)
+    .set({ deletedAt: new Date(), updatedAt: new Date() } as never)
+    .where(byUuid(table, companyId, uuid))
+    .returning({ uuid: table.uuid });
+  return deleted.length > 0;
+}
+
+/**
+ * A reference given in a body must be a live record of the same company; otherwise the field is
+ * invalid (400), whether the record is missing, deleted or another company's.
+ */
+export async function requireReference(
+  db: Db,
+  table: TenantTable,
+  companyId: string,
+  field: string,
+  uuid: string | null | undefined,
+): Promise<void> {
+  if (uuid === null || uuid === undefined) return;
+  const found = await db.select({ uuid: table.uuid }).from(table).where(byUuid(table, companyId, uuid)).limit(1);
+  if (found.length === 0) throw invalidField(field, 'does not refer to an existing record of this company');
+}
