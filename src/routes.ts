@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { AppError } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
+import { idempotencyPlugin } from './plugins/idempotency.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -31,6 +32,8 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
       },
     });
   }
+
+  await app.register(idempotencyPlugin, { db: database.db });
 
   await app.register(companyRoutes);
   await app.register(userRoutes);

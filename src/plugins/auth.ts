@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/auth/api-keys.js';
 import { findActiveKey, type KeyRecord } from '../modules/auth/auth.repository.js';
 import type { UsageMeter } from '../modules/auth/usage-meter.js';
+import { sendError } from './errors.js';
 
 export type Addon = 'photos' | 'numbering';
 
@@ -154,6 +155,11 @@ export const authPlugin = fp<AuthOptions>(
       }
       request.principal = principal;
     });
+
+    // An unknown path inside the authenticated scope needs a key too: 401 before 404 (DECISIONS.md §1).
+    app.setNotFoundHandler((request, reply) =>
+      sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
+    );
   },
   { name: 'auth', encapsulate: false },
 );

@@ -1,8 +1,38 @@
-import type { Config } from '../config.js';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { uploadDir, type Config } from '../config.js';
+import { LocalStorage } from './local-storage.js';
+import { S3Storage } from './s3-storage.js';
 import type { Storage } from './storage.js';
+import { UrlSigner } from './url-signer.js';
+
+/**
+ * The signing secret of local photo links. Without PHOTO_URL_SECRET a random one is made per process:
+ * links then stop working on restart and are valid only on the instance that made them, so set
+ * PHOTO_URL_SECRET when several instances serve one UPLOAD_DIR.
+ */
+function linkSecret(config: Config): string {
+  return config.PHOTO_URL_SECRET ?? randomBytes(32).toString('hex');
+}
+
+/** Local uploads go to UPLOAD_DIR (default DATA_DIR/uploads); an in-memory DATA_DIR gets a temporary directory. */
+function localRoot(config: Config): string {
+  if (!config.UPLOAD_DIR && config.DATA_DIR === 'memory://') {
+    return path.join(tmpdir(), `crm-uploads-${process.pid}-${randomBytes(4).toString('hex')}`);
+  }
+  return uploadDir(config);
+}
 
 /** The storage driver chosen by STORAGE_DRIVER. */
-export async function createStorage(config: Config): Promise<Storage | undefined> {
-  void config;
-  return undefined;
+export async function createStorage(config: Config): Promise<Storage> {
+  if (config.STORAGE_DRIVER === 's3') {
+    return new S3Storage({
+      bucket: config.S3_BUCKET as string,
+      region: config.S3_REGION,
+      endpoint: config.S3_ENDPOINT,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    });
+  }
+  return new LocalStorage(localRoot(config), new UrlSigner(linkSecret(config)));
 }

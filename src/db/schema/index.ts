@@ -5,3 +5,4 @@ export * from './jobs.js';
 export * from './estimates.js';
 export * from './invoices.js';
 export * from './numbering.js';
+export * from './idempotency.js';

@@ -1,3 +1,33 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import {
+  CreateTemplateBody,
+  ListTemplatesQuery,
+  TemplateRecord,
+  UpdateTemplateBody,
+} from './templates.schemas.js';
+import { templatesService } from './templates.service.js';
 
-export const templateRoutes: FastifyPluginAsync = async () => {};
+export const templateRoutes: FastifyPluginAsync = async (app) => {
+  registerCrudRoutes(app, {
+    path: '/templates',
+    tag: 'Templates',
+    noun: 'Template',
+    plural: 'templates',
+    listItem: TemplateRecord,
+    record: TemplateRecord,
+    createBody: CreateTemplateBody,
+    updateBody: UpdateTemplateBody,
+    listQuery: ListTemplatesQuery,
+    service: templatesService,
+    descriptions: {
+      list: 'Newest first. Optional filters pricing_type (flat | tiered) and is_active.',
+      create:
+        'Estimates are priced from templates. flat: base_price required. tiered: tiers good, better, best all required. ' +
+        'addons [{id, name, price}] with ids unique within the template. tax_rate is a percent, default 0.',
+      update:
+        'Partial update; addons and tiers are replaced as a whole. The flat/tiered rules are checked against the merged record, ' +
+        'so switching pricing_type needs the matching base_price or tiers to be present.',
+    },
+  });
+};

@@ -1,0 +1,42 @@
+import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { idempotencyKeys } from '../../db/schema/index.js';
+
+export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
+
+/** Claims the key for a new request; false when a record for it already exists. */
+export async function claimKey(db: Db, companyId: string, key: string, fingerprint: string): Promise<boolean> {
+  const inserted = await db
+    .insert(idempotencyKeys)
+    .values({ companyId, key, fingerprint, state: 'in_progress' })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  return inserted.length > 0;
+}
+
+export async function findKey(db: Db, companyId: string, key: string): Promise<IdempotencyRow | null> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function completeKey(db: Db, companyId: string, key: string, status: number, body: string) {
+  await db
+    .update(idempotencyKeys)
+    .set({ state: 'completed', responseStatus: status, responseBody: body })
+    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
+}
+
+export async function releaseKey(db: Db, companyId: string, key: string) {
+  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
+}
+
+/** Drops the company's records older than the cutoff (expired keys, abandoned claims). */
+export async function purgeBefore(db: Db, companyId: string, cutoff: Date) {
+  await db
+    .delete(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.companyId, companyId), lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`)));
+}

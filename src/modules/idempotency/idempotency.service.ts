@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { AppError } from '../../errors.js';
+import * as repository from './idempotency.repository.js';
+
+export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** A claim still in progress after this long belongs to a request that died; it may be taken over. */
+export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
+const WAIT_FOR_FIRST_MS = 10_000;
+const POLL_MS = 25;
+
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${url}\n`)
+    .update(typeof body === 'string' ? body : JSON.stringify(body ?? null))
+    .digest('hex');
+}
+
+export type IdempotencyOutcome =
+  | { kind: 'execute' }
+  | { kind: 'replay'; status: number; body: string };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Stripe's semantics: the first request with a key runs and its response is kept for 24 h; a retry with the
+ * same key and request gets that response again; the same key with another request is 400; a retry while
+ * the first is still running waits for it, and gets 409 if it takes too long. Never a second write.
+ */
+export async function beginIdempotent(
+  db: Db,
+  companyId: string,
+  key: string,
+  fingerprint: string,
+): Promise<IdempotencyOutcome> {
+  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+  for (;;) {
+    if (await repository.claimKey(db, companyId, key, fingerprint)) {
+      if (Math.random() < 0.01) await repository.purgeBefore(db, companyId, new Date(Date.now() - KEY_LIFETIME_MS));
+      return { kind: 'execute' };
+    }
+    const existing = await repository.findKey(db, companyId, key);
+    if (!existing) continue;
+    const age = Date.now() - existing.createdAt.getTime();
+    const abandoned = existing.state === 'in_progress' && age > ABANDONED_AFTER_MS;
+    if (age > KEY_LIFETIME_MS || abandoned) {
+      await repository.releaseKey(db, companyId, key);
+      continue;
+    }
+    if (existing.fingerprint !== fingerprint) {
+      throw new AppError(
+        'validation_error',
+        'This Idempotency-Key was already used with a different request; use a new key.',
+        [{ field: 'Idempotency-Key', message: 'was used with a different request' }],
+      );
+    }
+    if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {
+      return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
+    }
+    if (Date.now() > deadline) {
+      throw new AppError('conflict', 'A request with this Idempotency-Key is still in progress; retry later.');
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+export async function finishIdempotent(db: Db, companyId: string, key: string, status: number, body: string) {
+  // Server errors are not kept, so the client can retry the same key.
+  if (status >= 500) await repository.releaseKey(db, companyId, key);
+  else await repository.completeKey(db, companyId, key, status, body);
+}
+
+export async function abandonIdempotent(db: Db, companyId: string, key: string) {
+  await repository.releaseKey(db, companyId, key);
+}

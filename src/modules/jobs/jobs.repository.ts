@@ -1,0 +1,126 @@
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { customers, jobs, locations, users } from '../../db/schema/index.js';
+import { byUuid, countWhere, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import type { ListJobsQuery } from './jobs.schemas.js';
+
+export type JobRow = typeof jobs.$inferSelect;
+export type JobInsert = typeof jobs.$inferInsert;
+
+const customerColumns = {
+  uuid: customers.uuid,
+  firstName: customers.firstName,
+  lastName: customers.lastName,
+  companyName: customers.companyName,
+  email: customers.email,
+  phone: customers.phone,
+};
+export type JobCustomerRow = { [K in keyof typeof customerColumns]: (typeof customers.$inferSelect)[K] };
+
+/** The customer belongs to the job's company: join on both key columns. */
+const customerOfJob = and(eq(customers.companyId, jobs.companyId), eq(customers.uuid, jobs.customerUuid));
+
+export interface JobWithCustomer {
+  job: JobRow;
+  customer: JobCustomerRow;
+}
+
+export interface JobWithRelations extends JobWithCustomer {
+  location: { uuid: string; name: string } | null;
+  assignedUser: { id: string; firstName: string; lastName: string } | null;
+}
+
+/** One job with its customer, location and assigned user, in one query. */
+export async function findJobWithRelations(
+  db: Db,
+  companyId: string,
+  uuid: string,
+  includeDeleted = false,
+): Promise<JobWithRelations | null> {
+  const rows = await db
+    .select({
+      job: jobs,
+      customer: customerColumns,
+      locationUuid: locations.uuid,
+      locationName: locations.name,
+      userId: users.uuid,
+      userFirstName: users.firstName,
+      userLastName: users.lastName,
+    })
+    .from(jobs)
+    .innerJoin(customers, customerOfJob)
+    .leftJoin(locations, and(eq(locations.companyId, jobs.companyId), eq(locations.uuid, jobs.locationUuid)))
+    .leftJoin(users, and(eq(users.companyId, jobs.companyId), eq(users.uuid, jobs.assignedToUserId)))
+    .where(byUuid(jobs, companyId, uuid, includeDeleted))
+    .limit(1);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    job: row.job,
+    customer: row.customer,
+    location: row.locationUuid && row.locationName !== null ? { uuid: row.locationUuid, name: row.locationName } : null,
+    assignedUser:
+      row.userId && row.userFirstName !== null && row.userLastName !== null
+        ? { id: row.userId, firstName: row.userFirstName, lastName: row.userLastName }
+        : null,
+  };
+}
+
+/** The live job row, locked for the rest of the transaction (status timestamps are read-then-write). */
+export async function lockJob(db: Db, companyId: string, uuid: string): Promise<JobRow | null> {
+  const rows = await db.select().from(jobs).where(byUuid(jobs, companyId, uuid)).limit(1).for('update');
+  return rows[0] ?? null;
+}
+
+function listConditions(companyId: string, query: ListJobsQuery): SQL {
+  return and(
+    scoped(jobs, companyId, query.include_deleted),
+    query.status ? inArray(jobs.status, query.status) : undefined,
+    query.location_uuid ? eq(jobs.locationUuid, query.location_uuid) : undefined,
+    query.customer_uuid ? eq(jobs.customerUuid, query.customer_uuid) : undefined,
+    query.assigned_to_user_id ? eq(jobs.assignedToUserId, query.assigned_to_user_id) : undefined,
+    query.priority ? eq(jobs.priority, query.priority) : undefined,
+    searchMatches(jobs.searchText, query.search),
+  ) as SQL;
+}
+
+export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
+  const where = listConditions(companyId, query);
+  return paginate<JobWithCustomer>(
+    query,
+    (offset, limit) =>
+      db
+        .select({ job: jobs, customer: customerColumns })
+        .from(jobs)
+        .innerJoin(customers, customerOfJob)
+        .where(where)
+        .orderBy(...newestFirst(jobs))
+        .limit(limit)
+        .offset(offset),
+    () => countWhere(db, jobs, where),
+  );
+}
+
+export async function insertJob(db: Db, values: JobInsert): Promise<JobRow> {
+  const [row] = await db.insert(jobs).values(values).returning();
+  return row;
+}
+
+export async function updateJob(db: Db, companyId: string, uuid: string, values: Partial<JobInsert>) {
+  const [row] = await db
+    .update(jobs)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(jobs, companyId, uuid))
+    .returning();
+  return row ?? null;
+}
+
+export function softDeleteJob(db: Db, companyId: string, uuid: string) {
+  return softDelete(db, jobs, companyId, uuid);
+}
+
+/** Whether the job exists, is the company's and is not deleted. */
+export async function liveJobExists(db: Db, companyId: string, uuid: string): Promise<boolean> {
+  const rows = await db.select({ uuid: jobs.uuid }).from(jobs).where(byUuid(jobs, companyId, uuid)).limit(1);
+  return rows.length > 0;
+}

@@ -1,0 +1,93 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { customers, locations, users } from '../../db/schema/index.js';
+import { notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { requireReference } from '../../shared/tenant-table.js';
+import { statusTimestamps } from './job-lifecycle.js';
+import * as repository from './jobs.repository.js';
+import type {
+  CreateJobBody,
+  JobCustomerEmbed,
+  JobListItem,
+  JobRecord,
+  ListJobsQuery,
+  UpdateJobBody,
+} from './jobs.schemas.js';
+
+const MONEY_FIELDS = ['estimated_amount', 'actual_amount'] as const;
+const MONEY_COLUMNS = ['estimatedAmount', 'actualAmount'] as const;
+
+function toCustomerEmbed(customer: repository.JobCustomerRow): JobCustomerEmbed {
+  return rowToRecord(customer) as JobCustomerEmbed;
+}
+
+function toJobListItem({ job, customer }: repository.JobWithCustomer): JobListItem {
+  return { ...(rowToRecord(job, { money: MONEY_COLUMNS }) as Omit<JobListItem, 'customer'>), customer: toCustomerEmbed(customer) };
+}
+
+function toJobRecord(found: repository.JobWithRelations): JobRecord {
+  const { location, assignedUser } = found;
+  return {
+    ...toJobListItem(found),
+    location: location && { uuid: location.uuid, name: location.name },
+    assigned_user: assignedUser && { id: assignedUser.id, first_name: assignedUser.firstName, last_name: assignedUser.lastName },
+  };
+}
+
+/** Every id a job body refers to must be a live record of the actor's company (400 naming the field). */
+async function requireReferences(db: Db, companyId: string, body: UpdateJobBody): Promise<void> {
+  await requireReference(db, customers, companyId, 'customer_uuid', body.customer_uuid);
+  await requireReference(db, locations, companyId, 'location_uuid', body.location_uuid);
+  await requireReference(db, users, companyId, 'assigned_to_user_id', body.assigned_to_user_id);
+}
+
+async function list(db: Db, companyId: string, query: ListJobsQuery) {
+  const page = await repository.listJobs(db, companyId, query);
+  return { items: page.items.map(toJobListItem), pagination: page.pagination };
+}
+
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<JobRecord> {
+  const found = await repository.findJobWithRelations(db, companyId, uuid, includeDeleted);
+  if (!found) throw notFound('Job');
+  return toJobRecord(found);
+}
+
+async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRecord> {
+  await requireReferences(db, actor.companyId, body);
+  const row = await repository.insertJob(db, {
+    ...(bodyToColumns(body, { money: MONEY_FIELDS }) as Omit<repository.JobInsert, 'companyId' | 'uuid'>),
+    // A job created directly in a status gets that status's timestamp.
+    ...statusTimestamps(body.status ?? 'New', null),
+    companyId: actor.companyId,
+    uuid: uuidv7(),
+  });
+  return get(db, actor.companyId, row.uuid, false);
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): Promise<JobRecord> {
+  await db.transaction(async (tx) => {
+    const current = await repository.lockJob(tx, actor.companyId, uuid);
+    if (!current) throw notFound('Job');
+    await requireReferences(tx, actor.companyId, body);
+    await repository.updateJob(tx, actor.companyId, uuid, {
+      ...bodyToColumns(body, { money: MONEY_FIELDS }),
+      // Status moves are free; a timestamp already set is never re-stamped.
+      ...(body.status ? statusTimestamps(body.status, current) : {}),
+    });
+  });
+  return get(db, actor.companyId, uuid, false);
+}
+
+async function remove(db: Db, companyId: string, uuid: string) {
+  if (!(await repository.softDeleteJob(db, companyId, uuid))) throw notFound('Job');
+}
+
+export const jobsService: CrudService<JobListItem, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
+  list,
+  get,
+  create,
+  update,
+  remove,
+};

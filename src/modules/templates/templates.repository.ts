@@ -1,0 +1,59 @@
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { templates } from '../../db/schema/index.js';
+import { byUuid, countWhere, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import type { ListTemplatesQuery } from './templates.schemas.js';
+
+export type TemplateRow = typeof templates.$inferSelect;
+export type TemplateInsert = typeof templates.$inferInsert;
+
+export function findTemplate(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return db
+    .select()
+    .from(templates)
+    .where(byUuid(templates, companyId, uuid, includeDeleted))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+
+export function listTemplates(db: Db, companyId: string, query: ListTemplatesQuery) {
+  const where = and(
+    scoped(templates, companyId, query.include_deleted),
+    query.pricing_type ? eq(templates.pricingType, query.pricing_type) : undefined,
+    query.is_active === undefined ? undefined : eq(templates.isActive, query.is_active),
+  );
+  return paginate(
+    query,
+    (offset, limit) =>
+      db.select().from(templates).where(where).orderBy(...newestFirst(templates)).limit(limit).offset(offset),
+    () => countWhere(db, templates, where),
+  );
+}
+
+export async function insertTemplate(db: Db, values: TemplateInsert): Promise<TemplateRow> {
+  const [row] = await db.insert(templates).values(values).returning();
+  return row;
+}
+
+export async function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
+  const [row] = await db
+    .update(templates)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(templates, companyId, uuid))
+    .returning();
+  return row ?? null;
+}
+
+export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
+  return softDelete(db, templates, companyId, uuid);
+}
+
+/** The live template, locked until the transaction ends so concurrent updates cannot break its rules. */
+export function lockTemplate(tx: Db, companyId: string, uuid: string) {
+  return tx
+    .select()
+    .from(templates)
+    .where(byUuid(templates, companyId, uuid))
+    .for('update')
+    .then((rows) => rows[0] ?? null);
+}

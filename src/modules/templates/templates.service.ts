@@ -1,0 +1,130 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { invalidField, notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { centsToDecimal, decimalText, moneyOut, moneyOutOrNull, toCents, type Cents } from '../../shared/money.js';
+import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import * as repository from './templates.repository.js';
+import type {
+  AddonInput,
+  CreateTemplateBody,
+  ListTemplatesQuery,
+  PricingType,
+  TemplateRecord,
+  Tier,
+  TiersInput,
+  UpdateTemplateBody,
+} from './templates.schemas.js';
+
+/** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
+type StoredTiers = Record<Tier, string>;
+type StoredAddon = { id: string; name: string; price: string };
+
+/** A template's prices in integer cents: what estimate pricing needs. */
+export interface TemplatePrices {
+  pricingType: PricingType;
+  basePrice: Cents | null;
+  tiers: Record<Tier, Cents> | null;
+  addons: Array<{ id: string; name: string; price: Cents }>;
+  /** Percent as its exact decimal text. */
+  taxRate: string;
+}
+
+export function templatePrices(row: repository.TemplateRow): TemplatePrices {
+  const tiers = row.tiers as StoredTiers | null;
+  return {
+    pricingType: row.pricingType as PricingType,
+    basePrice: row.basePrice === null ? null : toCents(row.basePrice),
+    tiers: tiers && { good: toCents(tiers.good), better: toCents(tiers.better), best: toCents(tiers.best) },
+    addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: toCents(addon.price) })),
+    taxRate: row.taxRate,
+  };
+}
+
+export function toTemplateRecord(row: repository.TemplateRow): TemplateRecord {
+  const tiers = row.tiers as StoredTiers | null;
+  return {
+    ...(rowToRecord(row, { money: ['basePrice'] }) as TemplateRecord),
+    base_price: moneyOutOrNull(row.basePrice),
+    tiers: tiers && { good: moneyOut(tiers.good), better: moneyOut(tiers.better), best: moneyOut(tiers.best) },
+    addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: moneyOut(addon.price) })),
+    tax_rate: Number(row.taxRate),
+  };
+}
+
+const storedMoney = (value: number) => centsToDecimal(toCents(value));
+
+function storedTiers(tiers: TiersInput | null): StoredTiers | null {
+  return tiers && { good: storedMoney(tiers.good), better: storedMoney(tiers.better), best: storedMoney(tiers.best) };
+}
+
+function storedAddons(addons: AddonInput[]): StoredAddon[] {
+  return addons.map((addon) => ({ id: addon.id, name: addon.name, price: storedMoney(addon.price) }));
+}
+
+/** The columns a validated body sets; absent fields are left out so an update keeps them. */
+function toColumns(body: UpdateTemplateBody): Partial<repository.TemplateInsert> {
+  const columns = bodyToColumns(body, { money: ['base_price'], skip: ['tiers', 'addons', 'tax_rate'] }) as Partial<repository.TemplateInsert>;
+  if (body.tiers !== undefined) columns.tiers = storedTiers(body.tiers);
+  if (body.addons !== undefined) columns.addons = storedAddons(body.addons);
+  if (body.tax_rate !== undefined) columns.taxRate = decimalText(body.tax_rate);
+  return columns;
+}
+
+/** The pricing fields of the template as it will be stored must fit its pricing type. */
+function checkPricingFields(template: Pick<repository.TemplateInsert, 'pricingType' | 'basePrice' | 'tiers'>) {
+  if (template.pricingType === 'flat' && (template.basePrice === null || template.basePrice === undefined)) {
+    throw invalidField('base_price', 'is required when pricing_type is flat');
+  }
+  if (template.pricingType === 'tiered' && (template.tiers === null || template.tiers === undefined)) {
+    throw invalidField('tiers', 'good, better and best are required when pricing_type is tiered');
+  }
+}
+
+async function list(db: Db, companyId: string, query: ListTemplatesQuery) {
+  const page = await repository.listTemplates(db, companyId, query);
+  return { items: page.items.map(toTemplateRecord), pagination: page.pagination };
+}
+
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  const row = await repository.findTemplate(db, companyId, uuid, includeDeleted);
+  if (!row) throw notFound('Template');
+  return toTemplateRecord(row);
+}
+
+async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
+  const columns = toColumns(body);
+  checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
+  const row = await repository.insertTemplate(db, {
+    ...columns,
+    name: body.name,
+    pricingType: body.pricing_type,
+    companyId: actor.companyId,
+    uuid: uuidv7(),
+  });
+  return toTemplateRecord(row);
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBody) {
+  const row = await db.transaction(async (tx) => {
+    const existing = await repository.lockTemplate(tx, actor.companyId, uuid);
+    if (!existing) throw notFound('Template');
+    const columns = toColumns(body);
+    checkPricingFields({ ...existing, ...columns });
+    return repository.updateTemplate(tx, actor.companyId, uuid, columns);
+  });
+  if (!row) throw notFound('Template');
+  return toTemplateRecord(row);
+}
+
+async function remove(db: Db, companyId: string, uuid: string) {
+  if (!(await repository.softDeleteTemplate(db, companyId, uuid))) throw notFound('Template');
+}
+
+export const templatesService: CrudService<TemplateRecord, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
+  list,
+  get,
+  create,
+  update,
+  remove,
+};

@@ -1,0 +1,65 @@
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+import type { LinkOptions, Storage, StoredFile } from './storage.js';
+
+export interface S3StorageOptions {
+  bucket: string;
+  region: string;
+  endpoint?: string;
+  forcePathStyle?: boolean;
+  /** Defaults to the standard AWS credential chain (environment, profile, instance role). */
+  credentials?: S3ClientConfig['credentials'];
+}
+
+/** Files in an S3 (or S3-compatible) bucket; links are presigned GET URLs. */
+export class S3Storage implements Storage {
+  readonly driver = 's3' as const;
+  readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: S3StorageOptions) {
+    this.bucket = options.bucket;
+    this.client = new S3Client({
+      region: options.region,
+      endpoint: options.endpoint,
+      forcePathStyle: options.forcePathStyle,
+      credentials: options.credentials,
+    });
+  }
+
+  async put(key: string, body: Readable, meta: { contentType: string }): Promise<void> {
+    // The length is unknown while streaming: Upload sends parts (a single PUT for small files) and
+    // aborts the multipart upload when the stream fails, so nothing is left behind.
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: meta.contentType },
+    });
+    await upload.done();
+  }
+
+  async remove(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async read(key: string): Promise<StoredFile | null> {
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { stream: object.Body as Readable, size: object.ContentLength ?? 0 };
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      throw error;
+    }
+  }
+
+  async url(key: string, options: LinkOptions): Promise<string> {
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn: options.ttlSeconds,
+    });
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+}
