@@ -1,6 +1,7 @@
-import { and, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
+import { recordCounts } from '../db/schema/index.js';
 import { invalidField } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type Page } from './list-query.js';
 
@@ -50,6 +51,29 @@ export async function paginate<T>(
   const rows = await fetchRows(offset, query.limit);
   const total = rows.length > 0 && rows.length < query.limit ? offset + rows.length : await countRows();
   return toPage(rows, total, query);
+}
+
+/**
+ * The exact number of rows matching the company scope plus `filters`. Without filters it reads the
+ * trigger-maintained counts (at most 32 small rows) instead of counting the tenant's rows.
+ */
+export async function countRows(
+  db: Db,
+  table: TenantTable,
+  companyId: string,
+  includeDeleted: boolean,
+  filters: ReadonlyArray<SQL | undefined> = [],
+): Promise<number> {
+  const active = filters.filter((filter) => filter !== undefined);
+  if (active.length > 0) return countWhere(db, table, and(scoped(table, companyId, includeDeleted), ...active));
+  const [row] = await db
+    .select({
+      live: sql<string>`coalesce(sum(${recordCounts.live}), 0)`,
+      deleted: sql<string>`coalesce(sum(${recordCounts.deleted}), 0)`,
+    })
+    .from(recordCounts)
+    .where(and(eq(recordCounts.companyId, companyId), eq(recordCounts.tableName, getTableName(table))));
+  return Number(row?.live ?? 0) + (includeDeleted ? Number(row?.deleted ?? 0) : 0);
 }
 
 export async function countWhere(db: Db, table: TenantTable, where: SQL | undefined): Promise<number> {

@@ -6,3 +6,4 @@ export * from './estimates.js';
 export * from './invoices.js';
 export * from './numbering.js';
 export * from './idempotency.js';
+export * from './record-counts.js';

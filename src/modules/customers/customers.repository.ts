@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -30,16 +30,13 @@ function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined 
 }
 
 export function listCustomers(db: Db, companyId: string, query: ListCustomersQuery) {
-  const where = and(
-    scoped(customers, companyId, query.include_deleted),
-    filterCondition(query.filter),
-    searchMatches(customers.searchText, query.search),
-  );
+  const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search)];
+  const where = and(scoped(customers, companyId, query.include_deleted), ...filters);
   return paginate(
     query,
     (offset, limit) =>
       db.select().from(customers).where(where).orderBy(...newestFirst(customers)).limit(limit).offset(offset),
-    () => countWhere(db, customers, where),
+    () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
 }
 

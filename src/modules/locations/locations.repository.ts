@@ -1,7 +1,7 @@
 import { and, eq, ne } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
 export type LocationRow = typeof locations.$inferSelect;
@@ -22,7 +22,7 @@ export function listLocations(db: Db, companyId: string, query: ListLocationsQue
     query,
     (offset, limit) =>
       db.select().from(locations).where(where).orderBy(...newestFirst(locations)).limit(limit).offset(offset),
-    () => countWhere(db, locations, where),
+    () => countRows(db, locations, companyId, query.include_deleted),
   );
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { users } from '../../db/schema/index.js';
-import { countWhere, newestFirst, paginate, scoped } from '../../shared/tenant-table.js';
+import { countRows, newestFirst, paginate, scoped } from '../../shared/tenant-table.js';
 import type { ListUsersQuery } from './users.schemas.js';
 
 export type UserInsert = typeof users.$inferInsert;
@@ -17,7 +17,7 @@ export function listUsers(db: Db, companyId: string, query: ListUsersQuery) {
   return paginate(
     query,
     (offset, limit) => db.select(userColumns).from(users).where(where).orderBy(...newestFirst(users)).limit(limit).offset(offset),
-    () => countWhere(db, users, where),
+    () => countRows(db, users, companyId, query.include_deleted),
   );
 }
 

@@ -1,0 +1,135 @@
+import { and, count, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
+import { byUuid, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import type { StoredInvoiceStatus } from './invoice-status.js';
+import { DEFAULT_TIMEZONE, invoiceReadStatus } from './invoice-status.js';
+import type { ListInvoicesQuery } from './invoices.schemas.js';
+
+export type InvoiceRow = typeof invoices.$inferSelect & { status: StoredInvoiceStatus };
+export type InvoiceInsert = typeof invoices.$inferInsert;
+
+const listColumns = {
+  invoice: invoices,
+  shownStatus: invoiceReadStatus,
+  customer: { uuid: customers.uuid, firstName: customers.firstName, lastName: customers.lastName },
+};
+
+const detailColumns = {
+  ...listColumns,
+  customer: { ...listColumns.customer, email: customers.email },
+  job: { uuid: jobs.uuid, title: jobs.title, status: jobs.status },
+  estimate: { uuid: estimates.uuid, estimateNumber: estimates.estimateNumber, status: estimates.status },
+  location: { uuid: locations.uuid, name: locations.name },
+};
+
+const customerOfInvoice = and(eq(customers.companyId, invoices.companyId), eq(customers.uuid, invoices.customerUuid));
+
+/** The invoice with its customer, job, estimate and location, in one query. */
+export function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return db
+    .select(detailColumns)
+    .from(invoices)
+    .innerJoin(customers, customerOfInvoice)
+    .leftJoin(jobs, and(eq(jobs.companyId, invoices.companyId), eq(jobs.uuid, invoices.jobUuid)))
+    .leftJoin(estimates, and(eq(estimates.companyId, invoices.companyId), eq(estimates.uuid, invoices.estimateUuid)))
+    .leftJoin(locations, and(eq(locations.companyId, invoices.companyId), eq(locations.uuid, invoices.locationUuid)))
+    .where(byUuid(invoices, companyId, uuid, includeDeleted))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+export type InvoiceDetailRow = NonNullable<Awaited<ReturnType<typeof findInvoiceDetail>>>;
+
+function listConditions(companyId: string, query: ListInvoicesQuery): SQL | undefined {
+  return and(
+    scoped(invoices, companyId, query.include_deleted),
+    query.status === 'All' ? undefined : sql`${invoiceReadStatus} = ${query.status}`,
+    query.customer_uuid ? eq(invoices.customerUuid, query.customer_uuid) : undefined,
+    query.job_uuid ? eq(invoices.jobUuid, query.job_uuid) : undefined,
+    searchMatches(invoices.searchText, query.search),
+  );
+}
+
+export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery) {
+  const where = listConditions(companyId, query);
+  return paginate(
+    query,
+    (offset, limit) =>
+      db
+        .select(listColumns)
+        .from(invoices)
+        .innerJoin(customers, customerOfInvoice)
+        .where(where)
+        .orderBy(...newestFirst(invoices))
+        .limit(limit)
+        .offset(offset),
+    async () => {
+      const [row] = await db.select({ total: count() }).from(invoices).where(where);
+      return Number(row?.total ?? 0);
+    },
+  );
+}
+export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][number];
+
+/** Locks the invoice row until the transaction ends: every change to its balance goes through this. */
+export async function lockInvoice(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
+  const [row] = await tx.select().from(invoices).where(byUuid(invoices, companyId, uuid, includeDeleted)).for('update');
+  return (row as InvoiceRow | undefined) ?? null;
+}
+
+export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<void> {
+  await db.insert(invoices).values(values);
+}
+
+export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
+  await db
+    .update(invoices)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(invoices, companyId, uuid, true));
+}
+
+export function softDeleteInvoice(db: Db, companyId: string, uuid: string) {
+  return softDelete(db, invoices, companyId, uuid);
+}
+
+/** Sum of the invoice's live Completed payments, as a numeric(12,2) string. */
+export async function sumCompletedPayments(db: Db, companyId: string, invoiceUuid: string): Promise<string> {
+  const [row] = await db
+    .select({ paid: sum(payments.amount) })
+    .from(payments)
+    .where(and(scoped(payments, companyId), eq(payments.invoiceUuid, invoiceUuid), eq(payments.status, 'Completed')));
+  return row?.paid ?? '0';
+}
+
+/** A live job's billable amounts; null when it is not a live job of the company. */
+export function findJobAmounts(db: Db, companyId: string, uuid: string) {
+  return db
+    .select({ actualAmount: jobs.actualAmount, estimatedAmount: jobs.estimatedAmount })
+    .from(jobs)
+    .where(byUuid(jobs, companyId, uuid))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+
+/** A live estimate's amounts; null when it is not a live estimate of the company. */
+export function findEstimateAmounts(db: Db, companyId: string, uuid: string) {
+  return db
+    .select({ baseAmount: estimates.baseAmount, addonsAmount: estimates.addonsAmount, taxAmount: estimates.taxAmount })
+    .from(estimates)
+    .where(byUuid(estimates, companyId, uuid))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+
+/** Timezone of the location, else of the company's primary location, else America/New_York. */
+export async function invoiceTimezone(db: Db, companyId: string, locationUuid: string | null): Promise<string> {
+  const isPrimary = and(eq(locations.isPrimary, true), isNull(locations.deletedAt));
+  const isOwn = locationUuid ? eq(locations.uuid, locationUuid) : sql`false`;
+  const [row] = await db
+    .select({ timezone: locations.timezone })
+    .from(locations)
+    .where(and(eq(locations.companyId, companyId), or(isOwn, isPrimary)))
+    .orderBy(desc(isOwn))
+    .limit(1);
+  return row?.timezone ?? DEFAULT_TIMEZONE;
+}

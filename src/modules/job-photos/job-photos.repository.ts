@@ -1,0 +1,77 @@
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { jobPhotos, users } from '../../db/schema/index.js';
+import { byUuid, countWhere, newestFirst, paginate, scoped } from '../../shared/tenant-table.js';
+import type { ListJobPhotosQuery } from './job-photos.schemas.js';
+
+export type JobPhotoRow = typeof jobPhotos.$inferSelect;
+export type JobPhotoInsert = typeof jobPhotos.$inferInsert;
+
+export interface JobPhotoWithUser {
+  photo: JobPhotoRow;
+  user: { id: string; firstName: string; lastName: string } | null;
+}
+
+const selection = {
+  photo: jobPhotos,
+  userId: users.uuid,
+  userFirstName: users.firstName,
+  userLastName: users.lastName,
+};
+
+type SelectedRow = {
+  photo: JobPhotoRow;
+  userId: string | null;
+  userFirstName: string | null;
+  userLastName: string | null;
+};
+
+function withUser(row: SelectedRow): JobPhotoWithUser {
+  const { photo, userId, userFirstName, userLastName } = row;
+  return {
+    photo,
+    user: userId && userFirstName !== null && userLastName !== null ? { id: userId, firstName: userFirstName, lastName: userLastName } : null,
+  };
+}
+
+function selectWithUser(db: Db, where: SQL) {
+  return db
+    .select(selection)
+    .from(jobPhotos)
+    .leftJoin(users, and(eq(users.companyId, jobPhotos.companyId), eq(users.uuid, jobPhotos.userId)))
+    .where(where);
+}
+
+export async function findPhoto(db: Db, companyId: string, jobUuid: string, uuid: string, includeDeleted: boolean) {
+  const rows = await selectWithUser(db, and(byUuid(jobPhotos, companyId, uuid, includeDeleted), eq(jobPhotos.jobUuid, jobUuid)) as SQL).limit(1);
+  return rows[0] ? withUser(rows[0]) : null;
+}
+
+export function listPhotos(db: Db, companyId: string, jobUuid: string, query: ListJobPhotosQuery) {
+  const where = and(
+    scoped(jobPhotos, companyId, query.include_deleted),
+    eq(jobPhotos.jobUuid, jobUuid),
+    query.photo_type ? eq(jobPhotos.photoType, query.photo_type) : undefined,
+  ) as SQL;
+  return paginate(
+    query,
+    async (offset, limit) =>
+      (await selectWithUser(db, where).orderBy(...newestFirst(jobPhotos)).limit(limit).offset(offset)).map(withUser),
+    () => countWhere(db, jobPhotos, where),
+  );
+}
+
+export function insertPhotos(db: Db, values: JobPhotoInsert[]): Promise<JobPhotoRow[]> {
+  return db.insert(jobPhotos).values(values).returning();
+}
+
+/** Soft-deletes a live photo of the job; false when there is none. */
+export async function softDeletePhoto(db: Db, companyId: string, jobUuid: string, uuid: string): Promise<boolean> {
+  const now = new Date();
+  const deleted = await db
+    .update(jobPhotos)
+    .set({ deletedAt: now, updatedAt: now })
+    .where(and(byUuid(jobPhotos, companyId, uuid), eq(jobPhotos.jobUuid, jobUuid)))
+    .returning({ uuid: jobPhotos.uuid });
+  return deleted.length > 0;
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { timestampInput, timestampOutput, uuidString } from '../../shared/formats.js';
+import { listQueryShape } from '../../shared/list-query.js';
+
+export const PHOTO_TYPES = ['before', 'during', 'after'] as const;
+export type PhotoType = (typeof PHOTO_TYPES)[number];
+
+/** Multipart field names that carry files. */
+export const FILE_FIELDS = ['photos', 'photo', 'file'] as const;
+
+const photoType = z.enum(PHOTO_TYPES, { error: 'must be before, during or after' });
+
+export const JobPhotosParams = z.strictObject({ job_uuid: uuidString.describe('The job id.') });
+export type JobPhotosParams = z.infer<typeof JobPhotosParams>;
+
+export const JobPhotoParams = z.strictObject({
+  job_uuid: uuidString.describe('The job id.'),
+  photo_uuid: uuidString.describe('The photo id.'),
+});
+export type JobPhotoParams = z.infer<typeof JobPhotoParams>;
+
+export const ListJobPhotosQuery = z.strictObject({
+  ...listQueryShape,
+  photo_type: photoType.optional().describe('before, during or after.'),
+});
+export type ListJobPhotosQuery = z.infer<typeof ListJobPhotosQuery>;
+
+/** The non-file fields of an upload, validated once all parts are read. */
+export const UploadFields = z.strictObject({
+  photo_type: photoType.default('during'),
+  taken_at: timestampInput.optional(),
+});
+export type UploadFields = z.infer<typeof UploadFields>;
+
+export const PhotoUserEmbed = z
+  .object({ id: z.string(), first_name: z.string(), last_name: z.string() })
+  .meta({ id: 'PhotoUser' });
+
+export const JobPhotoRecord = z
+  .object({
+    uuid: z.string(),
+    job_uuid: z.string(),
+    user_id: z.string().describe('The uploader: the user of the API key.'),
+    photo_url: z.string().describe('Absolute, expiring URL of the file; works without the API key.'),
+    photo_type: photoType,
+    file_name: z.string().nullable().describe('Original file name, for display only.'),
+    file_size: z.number().nullable().describe('Bytes.'),
+    mime_type: z.string().nullable().describe('Detected from the bytes.').meta({ example: 'image/jpeg' }),
+    taken_at: timestampOutput.nullable(),
+    customer_email_sent: z.boolean(),
+    created_at: timestampOutput,
+    updated_at: timestampOutput,
+    deleted_at: timestampOutput.nullable(),
+    user: PhotoUserEmbed.nullable(),
+  })
+  .meta({ id: 'JobPhoto' });
+export type JobPhotoRecord = z.infer<typeof JobPhotoRecord>;
+
+export const UploadedPhoto = z
+  .object({
+    uuid: z.string(),
+    photo_url: z.string(),
+    photo_type: photoType,
+    taken_at: timestampOutput.nullable(),
+    created_at: timestampOutput,
+  })
+  .meta({ id: 'UploadedPhoto' });
+export type UploadedPhoto = z.infer<typeof UploadedPhoto>;
+
+export const UploadResponse = z.object({ photos: z.array(UploadedPhoto) });

@@ -1,0 +1,253 @@
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, call } from './helpers/app.js';
+import { makeCompany, makeLocation, validCustomer, validLocation } from './helpers/factories.js';
+
+const ctx = await buildTestApp();
+
+function expectError(response: { status: number; body: any }, status: number, code: string) {
+  expect(response.status, JSON.stringify(response.body)).toBe(status);
+  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
+  expect(Object.keys(response.body).sort()).toEqual(['error', 'success']);
+}
+
+function fields(response: { body: any }): string[] {
+  return (response.body.error.details ?? []).map((detail: { field: string }) => detail.field);
+}
+
+describe('error envelope', () => {
+  it('has success false, a code, a message and field details for validation errors', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/locations', { key, body: { name: 'X' } });
+    expectError(response, 400, 'validation_error');
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(Array.isArray(response.body.error.details)).toBe(true);
+    for (const detail of response.body.error.details) {
+      expect(Object.keys(detail).sort()).toEqual(['field', 'message']);
+      expect(typeof detail.message).toBe('string');
+    }
+    expect(fields(response)).toEqual(expect.arrayContaining(['address1', 'city', 'state', 'zip']));
+  });
+});
+
+describe('malformed request bodies', () => {
+  it('refuses malformed JSON with 400 validation_error', async () => {
+    const { key } = await makeCompany(ctx.database);
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: '{"first_name": "A",' }), 400, 'validation_error');
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: "{'first_name': 'A'}" }), 400, 'validation_error');
+  });
+
+  it('refuses an empty JSON body with 400', async () => {
+    const { key } = await makeCompany(ctx.database);
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: '' }), 400, 'validation_error');
+  });
+
+  it('refuses a body that is not a JSON object', async () => {
+    const { key } = await makeCompany(ctx.database);
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, body: [validCustomer()] }), 400, 'validation_error');
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: '"text"' }), 400, 'validation_error');
+    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: 'null' }), 400, 'validation_error');
+  });
+
+  it('refuses a content type other than JSON with 400 validation_error', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
+      const response = await call(ctx.app, 'POST', '/api/v1/customers', {
+        key,
+        rawBody: 'first_name=A&last_name=B',
+        headers: { 'content-type': type },
+      });
+      expectError(response, 400, 'validation_error');
+    }
+  });
+
+  it('accepts application/json with a charset', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key,
+      rawBody: JSON.stringify(validCustomer()),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.success).toBe(true);
+  });
+
+  it('refuses a body over the size limit with 413 payload_too_large', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const body = JSON.stringify(validCustomer({ notes: 'x'.repeat(2 * 1024 * 1024) }));
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: body });
+    expectError(response, 413, 'payload_too_large');
+  });
+
+  it('refuses an over-long string with 400, never a 500', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: validCustomer({ first_name: 'x'.repeat(100_000) }) });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response)).toContain('first_name');
+  });
+
+  it('refuses a huge number (1e400) where a string or boolean belongs with 400', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const raw = JSON.stringify(validLocation()).replace(/}$/, ',"is_primary":1e400}');
+    const response = await call(ctx.app, 'POST', '/api/v1/locations', { key, rawBody: raw });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response)).toContain('is_primary');
+    const asName = await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: '{"first_name":1e400,"last_name":"B"}' });
+    expectError(asName, 400, 'validation_error');
+    expect(fields(asName)).toContain('first_name');
+  });
+
+  it('never answers 500 for a huge number inside a free-form object', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const raw = JSON.stringify(validLocation()).replace(/}$/, ',"business_hours":{"mon":1e400}}');
+    const response = await call(ctx.app, 'POST', '/api/v1/locations', { key, rawBody: raw });
+    expect(response.status).toBeLessThan(500);
+    expect(typeof response.body.success).toBe('boolean');
+  });
+
+  it('refuses null for a required field', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: { first_name: null, last_name: 'B' } });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response)).toEqual(['first_name']);
+    const location = await makeLocation(ctx.app, key);
+    const update = await call(ctx.app, 'PATCH', `/api/v1/locations/${location.uuid}`, { key, body: { name: null } });
+    expectError(update, 400, 'validation_error');
+    expect(fields(update)).toEqual(['name']);
+  });
+
+  it('refuses wrong types field by field', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key,
+      body: validCustomer({ is_vip: 'yes', internal_flags: [1, 2], notes: 5 }),
+    });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response).sort()).toEqual(['internal_flags', 'is_vip', 'notes']);
+  });
+});
+
+describe('strict bodies', () => {
+  it('refuses an unknown field and names it in details', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: validCustomer({ favourite_color: 'blue' }) });
+    expectError(response, 400, 'validation_error');
+    expect(response.body.error.details).toEqual([{ field: 'favourite_color', message: expect.any(String) }]);
+    expect(response.body.error.message).toContain('favourite_color');
+  });
+
+  it('refuses read-only fields on create and on update', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const extra of [
+      { uuid: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
+      { created_at: '2026-01-01T00:00:00Z' },
+      { updated_at: '2026-01-01T00:00:00Z' },
+      { deleted_at: null },
+      { company_id: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
+    ]) {
+      const response = await call(ctx.app, 'POST', '/api/v1/locations', { key, body: validLocation(extra) });
+      expectError(response, 400, 'validation_error');
+      expect(fields(response)).toEqual(Object.keys(extra));
+    }
+    const location = await makeLocation(ctx.app, key);
+    const update = await call(ctx.app, 'PUT', `/api/v1/locations/${location.uuid}`, { key, body: { uuid: location.uuid, name: 'New' } });
+    expectError(update, 400, 'validation_error');
+    expect(fields(update)).toEqual(['uuid']);
+    const unchanged = await call(ctx.app, 'GET', `/api/v1/locations/${location.uuid}`, { key });
+    expect(unchanged.body.data.name).toBe(location.name);
+  });
+
+  it('refuses an unknown field nested in a path of details with the full path', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: { first_name: 'A', last_name: 'B', extra_one: 1, extra_two: 2 } });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response).sort()).toEqual(['extra_one', 'extra_two']);
+  });
+});
+
+describe('query strings', () => {
+  it('refuses an unknown query parameter', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'GET', '/api/v1/locations?sort=name', { key });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response)).toEqual(['sort']);
+    expectError(await call(ctx.app, 'GET', '/api/v1/customers?q=abc', { key }), 400, 'validation_error');
+    expectError(await call(ctx.app, 'GET', '/api/v1/users?search=abc', { key }), 400, 'validation_error');
+  });
+
+  it('refuses an unknown query parameter on a single-record read', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const location = await makeLocation(ctx.app, key);
+    expectError(await call(ctx.app, 'GET', `/api/v1/locations/${location.uuid}?expand=all`, { key }), 400, 'validation_error');
+  });
+
+  it.each([
+    ['page=0', 'page'],
+    ['page=-1', 'page'],
+    ['page=1.5', 'page'],
+    ['page=abc', 'page'],
+    ['page=1e400', 'page'],
+    ['limit=0', 'limit'],
+    ['limit=101', 'limit'],
+    ['limit=abc', 'limit'],
+    ['limit=', 'limit'],
+    ['include_deleted=yes', 'include_deleted'],
+    ['include_deleted=TRUEISH', 'include_deleted'],
+  ])('refuses %s with 400 naming %s', async (query, field) => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'GET', `/api/v1/customers?${query}`, { key });
+    expectError(response, 400, 'validation_error');
+    expect(fields(response)).toEqual([field]);
+  });
+
+  it('accepts the bounds and the boolean spellings', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const query of ['limit=1', 'limit=100', 'page=1', 'include_deleted=true', 'include_deleted=false', 'include_deleted=1', 'include_deleted=0']) {
+      const response = await call(ctx.app, 'GET', `/api/v1/locations?${query}`, { key });
+      expect(response.status, query).toBe(200);
+      expect(response.body.success).toBe(true);
+    }
+  });
+});
+
+describe('path parameters', () => {
+  it('answers a malformed uuid in the path with a 400 or 404 envelope', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const id of ['not-a-uuid', '123', "1'%20or%201=1", 'x'.repeat(300), '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f7z']) {
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
+        const response = await call(ctx.app, method, `/api/v1/customers/${id}`, {
+          key,
+          body: method === 'PUT' || method === 'PATCH' ? { notes: 'x' } : undefined,
+        });
+        expect([400, 404], `${method} ${id}`).toContain(response.status);
+        expect(response.body.success).toBe(false);
+        expect(['validation_error', 'not_found']).toContain(response.body.error.code);
+      }
+    }
+  });
+
+  it('answers a well-formed unknown uuid with 404 not_found', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const id = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';
+    expectError(await call(ctx.app, 'GET', `/api/v1/locations/${id}`, { key }), 404, 'not_found');
+    expectError(await call(ctx.app, 'PATCH', `/api/v1/locations/${id}`, { key, body: { name: 'x' } }), 404, 'not_found');
+    expectError(await call(ctx.app, 'DELETE', `/api/v1/customers/${id}`, { key }), 404, 'not_found');
+  });
+
+  it('accepts an upper-case uuid as the same record', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const location = await makeLocation(ctx.app, key);
+    const response = await call(ctx.app, 'GET', `/api/v1/locations/${location.uuid.toUpperCase()}`, { key });
+    expect(response.status).toBe(200);
+    expect(response.body.data.uuid).toBe(location.uuid);
+  });
+});
+
+describe('security headers', () => {
+  it('sends nosniff and no-store on API responses', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'GET', '/api/v1/companies/me', { key });
+    expect(response.status).toBe(200);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['cache-control']).toBe('no-store');
+  });
+});
