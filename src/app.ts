@@ -4,11 +4,15 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
-import { errorsPlugin } from './plugins/errors.js';
+import cors from '@fastify/cors';
+import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
+import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
 import type { Storage } from './storage/storage.js';
+import { createStorage } from './storage/create-storage.js';
 
 export interface AppDeps {
   config: Config;
@@ -19,7 +23,7 @@ export interface AppDeps {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    deps: Required<Pick<AppDeps, 'config' | 'database'>> & { storage?: Storage; usage: UsageMeter; shuttingDown: boolean };
+    deps: Required<Pick<AppDeps, 'config' | 'database'>> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
   }
 }
 
@@ -53,12 +57,13 @@ async function buildZodApp(deps: AppDeps) {
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   const usage = new UsageMeter(database.db, config.USAGE_FLUSH_INTERVAL_MS, (error) =>
     app.log.warn({ err: error }, 'usage flush failed'),
   );
-  app.decorate('deps', { config, database, storage: deps.storage, usage, shuttingDown: false });
+  app.decorate('deps', { config, database, storage: deps.storage ?? (await createStorage(config)), usage, shuttingDown: false });
   usage.start();
   app.addHook('onClose', async () => {
     await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
@@ -73,6 +78,8 @@ async function buildZodApp(deps: AppDeps) {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onSend', async (_request, reply) => {
+    // While shutting down, in-flight responses close their connection so the server can exit promptly.
+    if (app.deps.shuttingDown) reply.header('connection', 'close');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
@@ -80,8 +87,16 @@ async function buildZodApp(deps: AppDeps) {
   });
 
   await app.register(errorsPlugin);
+  await app.register(metricsPlugin, { pool: database.pool });
+  if (config.CORS_ORIGINS) {
+    await app.register(cors, {
+      origin: config.CORS_ORIGINS.split(',').map((origin) => origin.trim()),
+      exposedHeaders: ['x-request-id', 'x-usage-count', 'x-usage-limit', 'x-usage-resets', 'retry-after', 'idempotent-replayed'],
+    });
+  }
   await app.register(swaggerPlugin);
   await app.register(healthRoutes);
+  await app.register(photoFileRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   return app;
 }

@@ -225,6 +225,16 @@ describe('path parameters', () => {
     }
   });
 
+  it('answers a malformed percent-encoding or an over-long path segment with the envelope and a request id', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const url of ['/api/v1/customers/%', '/api/v1/customers/%E0%A4%A', `/api/v1/customers/${'x'.repeat(300)}`]) {
+      const response = await call(ctx.app, 'GET', url, { key });
+      expect([400, 404], url).toContain(response.status);
+      expect(response.body).toMatchObject({ success: false, error: { code: expect.stringMatching(/^(validation_error|not_found)$/) } });
+      expect(response.headers['x-request-id']).toBeTruthy();
+    }
+  });
+
   it('answers a well-formed unknown uuid with 404 not_found', async () => {
     const { key } = await makeCompany(ctx.database);
     const id = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';

@@ -98,6 +98,10 @@ function translate(error: unknown): AppError {
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       return new AppError('validation_error', 'Too many files or fields in the upload.', [{ field: 'photos', message: 'too many files' }]);
+    case 'FST_ERR_BAD_URL':
+      return new AppError('validation_error', 'The URL is malformed.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('validation_error', 'A path parameter is too long.');
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new AppError('validation_error', 'The request must be multipart/form-data.');
     default:
@@ -125,6 +129,17 @@ export function errorBody(error: AppError) {
 
 export function sendError(reply: FastifyReply, error: AppError) {
   return reply.status(statusOf(error.code as ErrorCode)).type('application/json; charset=utf-8').send(errorBody(error));
+}
+
+/**
+ * Fastify's `frameworkErrors` option: a malformed URL or an over-long path parameter is refused by the
+ * router before any hook runs; it still gets the envelope and a request id.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  const appError = translate(error);
+  request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
+  return sendError(reply, appError);
 }
 
 /** Every failure becomes the error envelope; 5xx bodies never carry internal messages. */

@@ -39,6 +39,7 @@ export class UsageMeter {
   private readonly loading = new Map<string, Promise<CompanyUsage>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private stopping = false;
 
   constructor(
     private readonly db: Db,
@@ -54,6 +55,8 @@ export class UsageMeter {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopping = true;
+    await this.flushing;
     await this.flush();
   }
 
@@ -99,7 +102,7 @@ export class UsageMeter {
         throw error;
       }
     }
-    entry.others = await usageOfOtherInstances(this.db, companyId, entry.period, this.instanceId);
+    if (!this.stopping) entry.others = await usageOfOtherInstances(this.db, companyId, entry.period, this.instanceId);
   }
 
   /** Writes buffered counts and refreshes the other instances' counts of recently active companies. */

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import { CompanyRecord } from './companies.schemas.js';
@@ -12,6 +13,7 @@ export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['Company'],
         summary: 'The company of the API key',
         security: SECURITY,
+        querystring: z.strictObject({}),
         response: { 200: okSchema(CompanyRecord), ...errorResponses(404) },
       },
     },

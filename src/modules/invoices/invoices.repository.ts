@@ -1,7 +1,7 @@
-import { and, count, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
 import type { StoredInvoiceStatus } from './invoice-status.js';
 import { DEFAULT_TIMEZONE, invoiceReadStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
@@ -40,18 +40,18 @@ export function findInvoiceDetail(db: Db, companyId: string, uuid: string, inclu
 }
 export type InvoiceDetailRow = NonNullable<Awaited<ReturnType<typeof findInvoiceDetail>>>;
 
-function listConditions(companyId: string, query: ListInvoicesQuery): SQL | undefined {
-  return and(
-    scoped(invoices, companyId, query.include_deleted),
+function listFilters(query: ListInvoicesQuery): Array<SQL | undefined> {
+  return [
     query.status === 'All' ? undefined : sql`${invoiceReadStatus} = ${query.status}`,
     query.customer_uuid ? eq(invoices.customerUuid, query.customer_uuid) : undefined,
     query.job_uuid ? eq(invoices.jobUuid, query.job_uuid) : undefined,
     searchMatches(invoices.searchText, query.search),
-  );
+  ];
 }
 
 export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery) {
-  const where = listConditions(companyId, query);
+  const filters = listFilters(query);
+  const where = and(scoped(invoices, companyId, query.include_deleted), ...filters);
   return paginate(
     query,
     (offset, limit) =>
@@ -63,10 +63,7 @@ export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery
         .orderBy(...newestFirst(invoices))
         .limit(limit)
         .offset(offset),
-    async () => {
-      const [row] = await db.select({ total: count() }).from(invoices).where(where);
-      return Number(row?.total ?? 0);
-    },
+    () => countRows(db, invoices, companyId, query.include_deleted, filters),
   );
 }
 export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][number];
@@ -75,6 +72,16 @@ export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][n
 export async function lockInvoice(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
   const [row] = await tx.select().from(invoices).where(byUuid(invoices, companyId, uuid, includeDeleted)).for('update');
   return (row as InvoiceRow | undefined) ?? null;
+}
+
+/** The status the invoice reads as (Overdue derived). */
+export function findShownStatus(db: Db, companyId: string, uuid: string) {
+  return db
+    .select({ shownStatus: invoiceReadStatus })
+    .from(invoices)
+    .where(byUuid(invoices, companyId, uuid))
+    .limit(1)
+    .then((rows) => rows[0]?.shownStatus ?? null);
 }
 
 export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<void> {
@@ -124,12 +131,12 @@ export function findEstimateAmounts(db: Db, companyId: string, uuid: string) {
 /** Timezone of the location, else of the company's primary location, else America/New_York. */
 export async function invoiceTimezone(db: Db, companyId: string, locationUuid: string | null): Promise<string> {
   const isPrimary = and(eq(locations.isPrimary, true), isNull(locations.deletedAt));
-  const isOwn = locationUuid ? eq(locations.uuid, locationUuid) : sql`false`;
-  const [row] = await db
-    .select({ timezone: locations.timezone })
-    .from(locations)
-    .where(and(eq(locations.companyId, companyId), or(isOwn, isPrimary)))
-    .orderBy(desc(isOwn))
-    .limit(1);
+  const query = db.select({ timezone: locations.timezone }).from(locations);
+  const [row] = locationUuid
+    ? await query
+        .where(and(eq(locations.companyId, companyId), or(eq(locations.uuid, locationUuid), isPrimary)))
+        .orderBy(desc(eq(locations.uuid, locationUuid)))
+        .limit(1)
+    : await query.where(and(eq(locations.companyId, companyId), isPrimary)).limit(1);
   return row?.timezone ?? DEFAULT_TIMEZONE;
 }

@@ -1,3 +1,53 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
+import { registerCrudRoutes, SECURITY } from '../../shared/crud-routes.js';
+import {
+  CreateInvoiceBody,
+  InvoiceListItem,
+  InvoicePreview,
+  InvoiceRecord,
+  ListInvoicesQuery,
+  PreviewInvoiceBody,
+  UpdateInvoiceBody,
+} from './invoices.schemas.js';
+import { invoicesService, previewInvoice } from './invoices.service.js';
 
-export const invoiceRoutes: FastifyPluginAsync = async () => {};
+export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+
+  // Registered before the CRUD routes so the static path reads clearly next to /invoices/:uuid.
+  app.post(
+    '/invoices/preview',
+    {
+      schema: {
+        tags: ['Invoices'],
+        summary: 'Preview an invoice (dry run)',
+        description:
+          'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.',
+        security: SECURITY,
+        body: PreviewInvoiceBody.optional(),
+        response: { 200: okSchema(InvoicePreview), ...errorResponses() },
+      },
+    },
+    async (request) => ok(await previewInvoice(app.deps.database.db, request.principal.companyId, request.body ?? {})),
+  );
+
+  registerCrudRoutes(app, {
+    path: '/invoices',
+    tag: 'Invoices',
+    noun: 'Invoice',
+    plural: 'invoices',
+    listItem: InvoiceListItem,
+    record: InvoiceRecord,
+    createBody: CreateInvoiceBody,
+    updateBody: UpdateInvoiceBody,
+    listQuery: ListInvoicesQuery,
+    service: invoicesService,
+    descriptions: {
+      list: 'Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location\'s timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number.',
+      create:
+        'Creates an invoice for a job of the company and moves the job to Invoiced. The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).',
+    },
+  });
+};

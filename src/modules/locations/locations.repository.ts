@@ -1,4 +1,4 @@
-import { and, eq, ne } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
 import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
@@ -40,8 +40,17 @@ export async function updateLocation(db: Db, companyId: string, uuid: string, va
   return row ?? null;
 }
 
-/** Clears the primary flag of every other live location of the company. */
+/**
+ * Serializes changes of the company's primary location until the transaction ends, so two requests
+ * making different locations primary at once both succeed, the later one winning.
+ */
+export async function lockPrimary(db: Db, companyId: string) {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`locations.primary:${companyId}`}, 0))`);
+}
+
+/** Clears the primary flag of every other live location of the company (call inside a transaction). */
 export async function clearPrimary(db: Db, companyId: string, exceptUuid: string | null) {
+  await lockPrimary(db, companyId);
   await db
     .update(locations)
     .set({ isPrimary: false, updatedAt: new Date() })

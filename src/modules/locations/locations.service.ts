@@ -53,12 +53,16 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBo
 }
 
 async function remove(db: Db, companyId: string, uuid: string) {
-  const existing = await repository.findLocation(db, companyId, uuid);
-  if (!existing) throw notFound('Location');
-  if (existing.isPrimary) {
-    throw new AppError('primary_location', 'The primary location cannot be deleted; make another location primary first.');
-  }
-  if (!(await repository.softDeleteLocation(db, companyId, uuid))) throw notFound('Location');
+  await db.transaction(async (tx) => {
+    // Under the primary lock, so the location cannot become primary between the check and the delete.
+    await repository.lockPrimary(tx, companyId);
+    const existing = await repository.findLocation(tx, companyId, uuid);
+    if (!existing) throw notFound('Location');
+    if (existing.isPrimary) {
+      throw new AppError('primary_location', 'The primary location cannot be deleted; make another location primary first.');
+    }
+    if (!(await repository.softDeleteLocation(tx, companyId, uuid))) throw notFound('Location');
+  });
 }
 
 export const locationsService: CrudService<LocationRecord, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {

@@ -54,7 +54,8 @@ export async function getNumbering(db: Db, companyId: string) {
 }
 
 async function applyKind(tx: Db, companyId: string, kind: 'invoice' | 'estimate', body: KindSettingsBody) {
-  const counter = await repository.lockCounter(tx, companyId, kind);
+  // Locked so no document can take the override number between the "already used" check and the write.
+  await repository.lockCounter(tx, companyId, kind);
   const values: Parameters<typeof repository.writeCounter>[3] = {};
   if (body.prefix !== undefined) values.prefix = body.prefix;
   if (body.padding !== undefined) values.padding = body.padding;
@@ -68,7 +69,6 @@ async function applyKind(tx: Db, companyId: string, kind: 'invoice' | 'estimate'
     values.overrideNextNumber = override;
   }
   if (Object.keys(values).length > 0) await repository.writeCounter(tx, companyId, kind, values);
-  void counter;
 }
 
 export async function updateNumbering(db: Db, companyId: string, body: UpdateNumberingBody): Promise<void> {

@@ -1,0 +1,499 @@
+/**
+ * Deterministic benchmark seed: one large company plus 49 smaller ones, written with set-based SQL
+ * (INSERT ... SELECT generate_series) into a dedicated database.
+ *
+ * Ids are UUIDv7-shaped and derived from the row index: the first 48 bits are a fixed base timestamp
+ * plus the index times a step (so created_at ascends with the index and matches the id), the rest comes
+ * from md5(tag:index). The same sizes give the same ids, numbers and amounts on every run; only the
+ * company uuids and API keys (made by createCompany) differ between reseeds.
+ */
+import pg from 'pg';
+import { createDatabase, type Database } from '../src/db/client.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { createCompany } from '../src/modules/auth/provisioning.service.js';
+
+/** Bump when the seed's content changes, so an old bench database is reseeded. */
+const SEED_VERSION = 1;
+
+/** 2024-01-01T00:00:00Z: every seeded id and created_at starts here. */
+const BASE_MS = 1_704_067_200_000;
+
+export interface SeedSize {
+  /** Customers of the large company; jobs, estimates, invoices, payments and photos scale with it. */
+  customers: number;
+  /** Customers of the 49 smaller companies, all together. */
+  otherCustomers: number;
+  /** Number of smaller companies. */
+  otherCompanies: number;
+}
+
+export interface SeedCounts {
+  customers: number;
+  jobs: number;
+  estimates: number;
+  invoices: number;
+  payments: number;
+  photos: number;
+}
+
+export interface SeedInfo {
+  size: SeedSize;
+  counts: SeedCounts;
+  companyUuid: string;
+  userId: string;
+  apiKey: string;
+  /** A Pending invoice with a total of 9,999,999.00, for the payment scenario. */
+  bigInvoiceUuid: string;
+  seedSeconds: number;
+  seededAt: string;
+}
+
+export function countsFor(customers: number): SeedCounts {
+  return {
+    customers,
+    jobs: customers * 2,
+    estimates: Math.floor(customers / 2),
+    invoices: customers,
+    payments: Math.floor((customers * 4) / 5),
+    photos: Math.floor(customers / 5),
+  };
+}
+
+export function sizeFromEnv(env: NodeJS.ProcessEnv = process.env): SeedSize {
+  const int = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw.replace(/_/g, ''));
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got '${raw}'`);
+    return value;
+  };
+  return {
+    customers: int('BENCH_CUSTOMERS', 100_000, 100),
+    otherCustomers: int('BENCH_OTHER_CUSTOMERS', 400_000, 0),
+    otherCompanies: int('BENCH_OTHER_COMPANIES', 49, 0),
+  };
+}
+
+/** Database URL of the bench database, and of a maintenance database on the same server. */
+export function benchUrls(env: NodeJS.ProcessEnv = process.env): { bench: string; admin: string; name: string } {
+  const explicit = env.BENCH_DATABASE_URL;
+  const base = new URL(env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres');
+  const bench = new URL(explicit || base.toString());
+  if (!explicit) bench.pathname = `/${env.BENCH_DATABASE || 'crm_bench'}`;
+  const admin = new URL(bench.toString());
+  admin.pathname = '/postgres';
+  return { bench: bench.toString(), admin: admin.toString(), name: decodeURIComponent(bench.pathname.slice(1)) };
+}
+
+const sameSize = (a: SeedSize, b: SeedSize) =>
+  a.customers === b.customers && a.otherCustomers === b.otherCustomers && a.otherCompanies === b.otherCompanies;
+
+/** The seed info when the bench database holds this size already (and BENCH_RESEED is not set). */
+async function existingSeed(urls: ReturnType<typeof benchUrls>, size: SeedSize): Promise<SeedInfo | null> {
+  const client = new pg.Client({ connectionString: urls.bench });
+  try {
+    await client.connect();
+  } catch {
+    return null;
+  }
+  try {
+    const { rows } = await client.query<{ version: number; info: SeedInfo }>(
+      'select version, info from bench_seed where id = 1',
+    );
+    const row = rows[0];
+    if (!row || row.version !== SEED_VERSION || !sameSize(row.info.size, size)) return null;
+    // The key must still work: the company must exist.
+    const company = await client.query('select 1 from companies where uuid = $1', [row.info.companyUuid]);
+    return company.rowCount ? row.info : null;
+  } catch {
+    return null;
+  } finally {
+    await client.end();
+  }
+}
+
+async function recreateDatabase(urls: ReturnType<typeof benchUrls>) {
+  const admin = new pg.Client({ connectionString: urls.admin });
+  await admin.connect();
+  try {
+    const ident = `"${urls.name.replace(/"/g, '""')}"`;
+    await admin.query(`drop database if exists ${ident} with (force)`);
+    await admin.query(`create database ${ident}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** SQL for the uuid of row `i` of a seeded table (tag, i and ms are SQL expressions); see the file comment. */
+function idSql(tag: string, i: string, ms: string): string {
+  return `pg_temp.bench_id(${tag}, ${i}, ${ms})`;
+}
+
+/** created_at / id timestamp (ms) of row i of a table: base + offset + i * step. */
+function msSql(offset: number, step: number, i: string): string {
+  return `(${BASE_MS + offset}::bigint + (${i})::bigint * ${step})`;
+}
+
+// One step per table, so that every table's rows span the same period (customers * 30 s).
+const STEP = { customers: 30_000, jobs: 15_000, estimates: 60_000, invoices: 30_000, payments: 37_500, photos: 150_000 };
+const OFFSET = { customers: 0, jobs: 1_000, estimates: 2_000, invoices: 3_000, payments: 4_000, photos: 5_000, misc: 0 };
+
+/**
+ * Expressions for the id and created_at of row i of a seeded table of company k (k: a constant, or an SQL
+ * expression when `kIsSql`).
+ */
+function row(table: keyof typeof STEP, k: string | number, i: string, kIsSql = false) {
+  const ms = msSql(OFFSET[table], STEP[table], i);
+  const tag = kIsSql ? `'${table}:' || ${k}` : `'${table}:${k}'`;
+  return { id: idSql(tag, i, ms), at: `to_timestamp(${ms} / 1000.0)` };
+}
+
+const FIRST_NAMES = [
+  'James', 'Mary', 'Robert', 'Patricia', 'John', 'Jennifer', 'Michael', 'Linda', 'David', 'Elizabeth',
+  'William', 'Barbara', 'Richard', 'Susan', 'Joseph', 'Jessica', 'Thomas', 'Sarah', 'Charles', 'Karen',
+  'Christopher', 'Lisa', 'Daniel', 'Nancy', 'Matthew', 'Betty', 'Anthony', 'Margaret', 'Mark', 'Sandra',
+  'Donald', 'Ashley', 'Steven', 'Kimberly', 'Paul', 'Emily', 'Andrew', 'Donna', 'Joshua', 'Michelle',
+  'Kenneth', 'Carol', 'Kevin', 'Amanda', 'Brian', 'Dorothy', 'George', 'Melissa', 'Timothy', 'Deborah',
+];
+/** Also the search terms of W4: each matches about 1% of a company's customers. */
+export const LAST_NAMES = [
+  'Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Rodriguez', 'Martinez',
+  'Hernandez', 'Lopez', 'Gonzalez', 'Wilson', 'Anderson', 'Thomas', 'Taylor', 'Moore', 'Jackson', 'Martin',
+  'Lee', 'Perez', 'Thompson', 'White', 'Harris', 'Sanchez', 'Clark', 'Ramirez', 'Lewis', 'Robinson',
+  'Walker', 'Young', 'Allen', 'King', 'Wright', 'Scott', 'Torres', 'Nguyen', 'Hill', 'Flores',
+  'Green', 'Adams', 'Nelson', 'Baker', 'Hall', 'Rivera', 'Campbell', 'Mitchell', 'Carter', 'Roberts',
+  'Gomez', 'Phillips', 'Evans', 'Turner', 'Diaz', 'Parker', 'Cruz', 'Edwards', 'Collins', 'Reyes',
+  'Stewart', 'Morris', 'Morales', 'Murphy', 'Cook', 'Rogers', 'Gutierrez', 'Ortiz', 'Morgan', 'Cooper',
+  'Peterson', 'Bailey', 'Reed', 'Kelly', 'Howard', 'Ramos', 'Kim', 'Cox', 'Ward', 'Richardson',
+  'Watson', 'Brooks', 'Chavez', 'Wood', 'James', 'Bennett', 'Gray', 'Mendoza', 'Ruiz', 'Hughes',
+  'Price', 'Alvarez', 'Castillo', 'Sanders', 'Patel', 'Myers', 'Long', 'Ross', 'Foster', 'Jimenez',
+];
+const CITIES = ['Austin', 'Denver', 'Portland', 'Phoenix', 'Raleigh', 'Columbus', 'Tampa', 'Boise'];
+const STATES = ['TX', 'CO', 'OR', 'AZ', 'NC', 'OH', 'FL', 'ID'];
+const JOB_TITLES = [
+  'AC not cooling', 'Furnace tune-up', 'Water heater replacement', 'Leaking faucet', 'Panel upgrade',
+  'Duct cleaning', 'Thermostat install', 'Drain clog', 'Outlet not working', 'Annual maintenance',
+];
+export const JOB_STATUSES = [
+  'New', 'Contacted', 'Scheduled', 'In Progress', 'Needs Approval', 'Ready to Invoice', 'Invoiced',
+  'Complete', 'Estimate Sent', 'Estimate Approved',
+];
+const PRIORITIES = ['Low', 'Normal', 'Normal', 'Normal', 'High', 'Emergency'];
+const ESTIMATE_STATUSES = ['Pending', 'Accepted', 'Declined', 'Expired'];
+const PHOTO_TYPES = ['before', 'during', 'after'];
+
+const arr = (values: string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(',')}]::text[]`;
+/** values[i mod n] in SQL (1-based arrays). */
+const pick = (values: string[], i: string) => `(${arr(values)})[((${i}) % ${values.length}) + 1]`;
+
+const FUNCTIONS = `
+create function pg_temp.bench_id(tag text, i bigint, ms bigint) returns uuid language sql immutable as $$
+  select (lpad(to_hex(ms), 12, '0') || '7' || substr(md5(tag || ':' || i), 1, 3)
+          || substr('89ab', (i % 4)::int + 1, 1) || substr(md5(tag || ':' || i), 5, 15))::uuid
+$$;
+create function pg_temp.bench_phone(i bigint) returns text language sql immutable as $$
+  select lpad(((200 + i % 700))::text, 3, '0') || '-' || lpad(((i / 7) % 1000)::text, 3, '0') || '-' || lpad((i % 10000)::text, 4, '0')
+$$;
+`;
+
+/** Customers of company `k` (uuid in $1), rows 1..n. */
+function customersSql(k: string | number, companyParam: string, n: string, from: string, series = 'i') {
+  const r = row('customers', k, series, from !== '');
+  const first = pick(FIRST_NAMES, series);
+  const last = pick(LAST_NAMES, `${series} / ${FIRST_NAMES.length}`);
+  return `
+    select ${companyParam}, ${r.id}, ${first}, ${last},
+      case when ${series} % 5 = 0 then ${last} || ' ' || ${pick(['Holdings', 'LLC', 'Properties', 'Inc', 'Group'], series)} end,
+      lower(${first} || '.' || ${last} || ${series} || '@example.com'),
+      pg_temp.bench_phone(${series}),
+      case when ${series} % 5 = 0 then 'Commercial' else 'Residential' end,
+      ${series} % 20 = 0,
+      (${series} % 9000 + 100) || ' ' || ${pick(['Main St', 'Oak Ave', 'Pine Rd', 'Maple Dr', 'Cedar Ln'], series)},
+      ${pick(CITIES, series)}, ${pick(STATES, series)}, lpad(((${series} * 37) % 100000)::text, 5, '0'),
+      ${r.at}, ${r.at}
+    from ${from ? `${from}, ` : ''}generate_series(1, ${n}) as ${series}`;
+}
+
+const CUSTOMER_COLUMNS = `company_id, uuid, first_name, last_name, company_name, email, phone, customer_type, is_vip,
+  physical_address1, physical_city, physical_state, physical_zip, created_at, updated_at`;
+
+/** Customer index (1..N) of job j: a fixed permutation so a customer's jobs are spread out. */
+const customerOfJob = (j: string, n: number) => `((((${j})::bigint * 7919) % ${n}) + 1)`;
+
+async function step(client: pg.PoolClient, label: string, sqlText: string, params: unknown[] = []) {
+  const started = performance.now();
+  const result = await client.query(sqlText, params);
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(`  ${label.padEnd(34)} ${String(result.rowCount ?? '').padStart(9)} rows  ${seconds.toFixed(1)} s\n`);
+}
+
+async function seedLarge(client: pg.PoolClient, companyId: string, userId: string, size: SeedSize) {
+  const n = size.customers;
+  const c = countsFor(n);
+  const K = 0;
+  const p = [companyId];
+
+  // Users (technicians) and locations.
+  await step(
+    client,
+    'users',
+    `insert into users (company_id, id, first_name, last_name, email, created_at, updated_at)
+     select $1, ${row('customers', 'user', 'i').id}, ${pick(FIRST_NAMES, 'i')}, ${pick(LAST_NAMES, 'i')},
+       'tech' || i || '@bench.example.com', now(), now()
+     from generate_series(1, 10) i`,
+    p,
+  );
+  await step(
+    client,
+    'locations',
+    `insert into locations (company_id, uuid, name, address1, city, state, zip, phone, timezone, is_primary, created_at, updated_at)
+     select $1, ${row('customers', 'loc', 'i').id}, 'Branch ' || i, (100 + i) || ' Depot Rd', ${pick(CITIES, 'i')},
+       ${pick(STATES, 'i')}, lpad((i * 11111)::text, 5, '0'), pg_temp.bench_phone(i), 'America/Chicago', i = 1,
+       to_timestamp(${BASE_MS} / 1000.0), to_timestamp(${BASE_MS} / 1000.0)
+     from generate_series(1, 3) i`,
+    p,
+  );
+  await step(client, 'customers (large company)', `insert into customers (${CUSTOMER_COLUMNS}) ${customersSql(K, '$1', String(n), '')}`, p);
+
+  const job = row('jobs', K, 'i');
+  const jobCustomer = row('customers', K, customerOfJob('i', n)).id;
+  const status = pick(JOB_STATUSES, 'i');
+  await step(
+    client,
+    'jobs',
+    `insert into jobs (company_id, uuid, job_number, customer_uuid, location_uuid, assigned_to_user_id, title, description,
+       status, priority, is_urgent, service_address1, service_city, service_state, service_zip, estimated_amount,
+       scheduled_date, scheduled_time_start, scheduled_time_end, started_at, completed_at, invoiced_at, created_at, updated_at)
+     select $1, ${job.id}, 'J-' || i, ${jobCustomer},
+       ${row('customers', 'loc', '(i % 3) + 1').id},
+       case when i % 4 = 0 then null else ${row('customers', 'user', '(i % 10) + 1').id} end,
+       ${pick(JOB_TITLES, 'i')}, 'Customer reports: ' || lower(${pick(JOB_TITLES, 'i / 10')}) || ' (ticket ' || i || ')',
+       ${status}, ${pick(PRIORITIES, 'i')}, i % 17 = 0,
+       (i % 9000 + 100) || ' Service Way', ${pick(CITIES, 'i')}, ${pick(STATES, 'i')}, lpad(((i * 53) % 100000)::text, 5, '0'),
+       (100 + (i % 900))::numeric(12,2),
+       (${job.at})::date + 7, '09:00', '11:00',
+       case when ${status} in ('In Progress', 'Invoiced', 'Complete') then ${job.at} + interval '8 days' end,
+       case when ${status} = 'Complete' then ${job.at} + interval '9 days' end,
+       case when ${status} = 'Invoiced' then ${job.at} + interval '10 days' end,
+       ${job.at}, ${job.at}
+     from generate_series(1, ${c.jobs}) i`,
+    p,
+  );
+
+  await step(
+    client,
+    'templates',
+    `insert into templates (company_id, uuid, name, description, pricing_type, base_price, tiers, addons, tax_rate, created_at, updated_at)
+     values
+       ($1, ${row('customers', 'tpl', '1').id}, 'Diagnostic visit', 'Flat-rate diagnostic', 'flat', 150.00, null,
+        '[{"id":"filter","name":"Filter","price":"25.00"}]'::jsonb, 8.25, to_timestamp(${BASE_MS} / 1000.0), to_timestamp(${BASE_MS} / 1000.0)),
+       ($1, ${row('customers', 'tpl', '2').id}, 'System replacement', 'Good / better / best', 'tiered', null,
+        '{"good":"4000.00","better":"6500.00","best":"9000.00"}'::jsonb, '[]'::jsonb, 8.25,
+        to_timestamp(${BASE_MS} / 1000.0), to_timestamp(${BASE_MS} / 1000.0))`,
+    p,
+  );
+
+  const est = row('estimates', K, 'i');
+  const estJob = '(i * 2)';
+  const estStatus = pick(ESTIMATE_STATUSES, 'i');
+  await step(
+    client,
+    'estimates',
+    `insert into estimates (company_id, uuid, estimate_number, estimate_seq, customer_uuid, job_uuid, template_uuid, location_uuid,
+       created_by_user_id, status, template_name, pricing_type, selected_tier, base_amount, addons_amount, tax_amount,
+       total_amount, quantity, service_description, expires_at, responded_at, created_at, updated_at)
+     select $1, ${est.id}, 'EST-' || lpad(i::text, greatest(4, length(i::text)), '0'), i,
+       ${row('customers', K, customerOfJob(estJob, n)).id}, ${row('jobs', K, estJob).id},
+       ${row('customers', 'tpl', '(i % 2) + 1').id}, ${row('customers', 'loc', '(i % 3) + 1').id}, $2,
+       ${estStatus}, case when i % 2 = 0 then 'Diagnostic visit' else 'System replacement' end,
+       case when i % 2 = 0 then 'flat' else 'tiered' end,
+       case when i % 2 = 0 then null else ${pick(['good', 'better', 'best'], 'i / 2')} end,
+       v.base, 0, round(v.base * 0.0825, 2), v.base + round(v.base * 0.0825, 2), 1,
+       'Estimate for job ' || (i * 2), ${est.at} + interval '30 days',
+       case when ${estStatus} in ('Accepted', 'Declined') then ${est.at} + interval '2 days' end,
+       ${est.at}, ${est.at}
+     from generate_series(1, ${c.estimates}) i,
+       lateral (select case when i % 2 = 0 then 150.00 else (array[4000.00, 6500.00, 9000.00])[((i / 2) % 3) + 1] end as base) v`,
+    [companyId, userId],
+  );
+
+  // Invoices: job 2i-1; two line items; the first 80% are paid in full by payment i.
+  const inv = row('invoices', K, 'i');
+  const invJob = '(i * 2 - 1)';
+  await step(
+    client,
+    'invoices',
+    `insert into invoices (company_id, uuid, invoice_number, invoice_seq, customer_uuid, job_uuid, location_uuid, created_by_user_id,
+       invoice_type, issue_date, due_date, subtotal, tax_amount, discount_amount, total_amount, paid_amount, balance_amount,
+       line_items, notes, terms, status, created_at, updated_at)
+     select $1, ${inv.id}, 'INV-' || lpad(i::text, greatest(4, length(i::text)), '0'), i,
+       ${row('customers', K, customerOfJob(invJob, n)).id}, ${row('jobs', K, invJob).id},
+       ${row('customers', 'loc', '(i % 3) + 1').id}, $2,
+       'Full', (${inv.at})::date, (${inv.at})::date + 30,
+       v.lt1 + v.lt2, v.tax1, 0, v.lt1 + v.lt2 + v.tax1,
+       case when i <= ${c.payments} then v.lt1 + v.lt2 + v.tax1 else 0 end,
+       case when i <= ${c.payments} then 0 else v.lt1 + v.lt2 + v.tax1 end,
+       jsonb_build_array(
+         jsonb_build_object('description', 'Labor', 'quantity', v.q1, 'unit_price', v.u1, 'line_total', v.lt1, 'tax_rate', 8.25, 'tax_amount', v.tax1),
+         jsonb_build_object('description', 'Parts', 'quantity', 1, 'unit_price', v.u2, 'line_total', v.lt2, 'tax_rate', 0, 'tax_amount', 0)),
+       case when i % 3 = 0 then 'Thank you for your business' end, 'Net 30',
+       case when i <= ${c.payments} then 'Paid' else 'Pending' end,
+       ${inv.at}, ${inv.at}
+     from generate_series(1, ${c.invoices}) i,
+       lateral (select (i % 3) + 1 as q1, (50 + (i % 200)) + 0.99 as u1, (25 + (i % 50))::numeric(12,2) as u2) b,
+       lateral (select b.q1, b.u1, b.u2, b.q1 * b.u1 as lt1, b.u2 as lt2, round(b.q1 * b.u1 * 0.0825, 2) as tax1) v`,
+    [companyId, userId],
+  );
+
+  // The payment scenario's invoice: a huge balance that 1.00 payments never exhaust.
+  const big = row('invoices', K, String(c.invoices + 1));
+  const bigSeq = c.invoices + 1;
+  await step(
+    client,
+    'invoice for payments',
+    `insert into invoices (company_id, uuid, invoice_number, invoice_seq, customer_uuid, job_uuid, created_by_user_id,
+       issue_date, due_date, subtotal, tax_amount, total_amount, paid_amount, balance_amount, line_items, status, created_at, updated_at)
+     values ($1, ${big.id}, 'INV-' || ${bigSeq}, ${bigSeq}, ${row('customers', K, '1').id}, ${row('jobs', K, '1').id}, $2,
+       (${big.at})::date, '2099-12-31', 9999999.00, 0, 9999999.00, 0, 9999999.00,
+       '[{"description":"Bench balance","quantity":1,"unit_price":9999999,"line_total":9999999,"tax_rate":0,"tax_amount":0}]'::jsonb,
+       'Pending', ${big.at}, ${big.at})`,
+    [companyId, userId],
+  );
+
+  const pay = row('payments', K, 'inv.invoice_seq');
+  await step(
+    client,
+    'payments',
+    `insert into payments (company_id, uuid, payment_number, payment_seq, invoice_uuid, customer_uuid, payment_type, payment_method,
+       amount, processing_fee, net_amount, payment_date, reference_number, status, processed_at, created_by_user_id, created_at, updated_at)
+     select $1, ${pay.id}, 'PAY-' || lpad(inv.invoice_seq::text, greatest(4, length(inv.invoice_seq::text)), '0'), inv.invoice_seq,
+       inv.uuid, inv.customer_uuid, ${pick(['credit_card', 'ach', 'check', 'cash', 'other'], 'inv.invoice_seq')},
+       case when inv.invoice_seq % 5 = 0 then 'Visa' end,
+       inv.total_amount, 0, inv.total_amount, (${pay.at})::date,
+       case when inv.invoice_seq % 5 = 2 then 'CHK-' || inv.invoice_seq end,
+       'Completed', ${pay.at}, $2, ${pay.at}, ${pay.at}
+     from invoices inv
+     where inv.company_id = $1 and inv.invoice_seq <= ${c.payments}`,
+    [companyId, userId],
+  );
+
+  const photo = row('photos', K, 'i');
+  const photoJob = row('jobs', K, '(i * 5)').id;
+  await step(
+    client,
+    'job photos (records only)',
+    `insert into job_photos (company_id, uuid, job_uuid, user_id, storage_key, photo_type, file_name, file_size, mime_type,
+       taken_at, created_at, updated_at)
+     select $1, p.id, p.job, $2, $1::text || '/' || p.job::text || '/' || p.id::text || '.jpg', ${pick(PHOTO_TYPES, 'i')},
+       'IMG_' || lpad(i::text, 5, '0') || '.jpg', 1500000 + (i % 1000) * 1000, 'image/jpeg', ${photo.at}, ${photo.at}, ${photo.at}
+     from generate_series(1, ${c.photos}) i, lateral (select ${photo.id} as id, ${photoJob} as job) p`,
+    [companyId, userId],
+  );
+
+  // Counters past the seeded numbers, so the creates of the run do not collide.
+  await step(
+    client,
+    'numbering counters',
+    `insert into numbering_counters (company_id, kind, prefix, padding, next_number)
+     values ($1, 'invoice', 'INV-', 4, ${c.invoices + 2}), ($1, 'estimate', 'EST-', 4, ${c.estimates + 1}),
+            ($1, 'payment', 'PAY-', 4, ${c.payments + 1})
+     on conflict (company_id, kind) do update set next_number = excluded.next_number, prefix = excluded.prefix, padding = excluded.padding`,
+    p,
+  );
+  return { bigInvoiceUuid: (await client.query<{ id: string }>(`select ${big.id} as id`)).rows[0].id };
+}
+
+async function seedOthers(client: pg.PoolClient, companyIds: string[], size: SeedSize) {
+  if (companyIds.length === 0 || size.otherCustomers === 0) return;
+  const per = Math.floor(size.otherCustomers / companyIds.length);
+  const rest = size.otherCustomers - per * companyIds.length;
+  await step(
+    client,
+    `customers (${companyIds.length} other companies)`,
+    `insert into customers (${CUSTOMER_COLUMNS})
+     ${customersSql('c.k', 'c.id', `${per} + case when c.k <= ${rest} then 1 else 0 end`, 'unnest($1::uuid[]) with ordinality as c(id, k)')}`,
+    [companyIds],
+  );
+}
+
+/**
+ * Makes sure the bench database holds a seed of `size`; seeds it (dropping and recreating the database)
+ * when it does not, or when BENCH_RESEED=1.
+ */
+export async function ensureSeed(size: SeedSize, env: NodeJS.ProcessEnv = process.env): Promise<SeedInfo & { reused: boolean }> {
+  const urls = benchUrls(env);
+  if (env.BENCH_RESEED !== '1') {
+    const existing = await existingSeed(urls, size);
+    if (existing) {
+      process.stdout.write(`Seed: reusing ${urls.name} (${describeSize(size)}, seeded ${existing.seededAt} in ${existing.seedSeconds.toFixed(1)} s)\n`);
+      return { ...existing, reused: true };
+    }
+  }
+  process.stdout.write(`Seed: (re)creating database ${urls.name}, ${describeSize(size)}\n`);
+  const started = performance.now();
+  await recreateDatabase(urls);
+  const database: Database = await createDatabase({
+    DATABASE_URL: urls.bench,
+    DATA_DIR: './data',
+    DATABASE_POOL_SIZE: 4,
+    STATEMENT_TIMEOUT_MS: 0,
+  });
+  try {
+    await migrateDatabase(database);
+    const pool = database.pool!;
+    const large = await createCompany(database.db, { name: 'Bench Large Co', email: 'owner@large.bench.example.com' });
+    const others: string[] = [];
+    for (let k = 1; k <= size.otherCompanies; k++) {
+      const other = await createCompany(database.db, { name: `Bench Co ${k}`, email: `owner${k}@bench.example.com` });
+      others.push(other.company_uuid);
+    }
+
+    const client = await pool.connect();
+    let bigInvoiceUuid: string;
+    try {
+      await client.query('set synchronous_commit = off');
+      await client.query("set maintenance_work_mem = '256MB'");
+      await client.query('begin');
+      await client.query(FUNCTIONS);
+      ({ bigInvoiceUuid } = await seedLarge(client, large.company_uuid, large.user_id, size));
+      await seedOthers(client, others, size);
+      await client.query(`create table bench_seed (id int primary key, version int not null, info jsonb not null)`);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    const vacuumStarted = performance.now();
+    await pool.query('vacuum (analyze)');
+    process.stdout.write(`  ${'vacuum analyze'.padEnd(34)} ${''.padStart(9)}       ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s\n`);
+
+    const seedSeconds = (performance.now() - started) / 1000;
+    const info: SeedInfo = {
+      size,
+      counts: countsFor(size.customers),
+      companyUuid: large.company_uuid,
+      userId: large.user_id,
+      apiKey: large.api_key,
+      bigInvoiceUuid,
+      seedSeconds,
+      seededAt: new Date().toISOString(),
+    };
+    await pool.query('insert into bench_seed (id, version, info) values (1, $1, $2)', [SEED_VERSION, JSON.stringify(info)]);
+    process.stdout.write(`Seed: done in ${seedSeconds.toFixed(1)} s\n`);
+    return { ...info, reused: false };
+  } finally {
+    await database.close();
+  }
+}
+
+export function describeSize(size: SeedSize): string {
+  const c = countsFor(size.customers);
+  const fmt = (value: number) => value.toLocaleString('en-US');
+  return (
+    `large company: ${fmt(c.customers)} customers, ${fmt(c.jobs)} jobs, ${fmt(c.estimates)} estimates, ` +
+    `${fmt(c.invoices)} invoices, ${fmt(c.payments)} payments, ${fmt(c.photos)} photo records; ` +
+    `${size.otherCompanies} other companies: ${fmt(size.otherCustomers)} customers`
+  );
+}

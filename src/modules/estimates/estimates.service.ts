@@ -1,0 +1,229 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { customers, jobs, locations } from '../../db/schema/index.js';
+import { invalidField, notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
+import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { requireReference } from '../../shared/tenant-table.js';
+import { allocateNumber } from '../numbering/numbering.service.js';
+import { findTemplate } from '../templates/templates.repository.js';
+import { templatePrices } from '../templates/templates.service.js';
+import type { Tier } from '../templates/templates.schemas.js';
+import {
+  ADJUSTABLE_AMOUNTS,
+  priceEstimate,
+  type Adjustments,
+  type EstimateAmounts,
+  type EstimatePricing,
+  type PricingInput,
+} from './estimate-pricing.js';
+import { statusChange, type EstimateStatus } from './estimate-status.js';
+import * as repository from './estimates.repository.js';
+import type {
+  CreateEstimateBody,
+  EstimateListItem,
+  EstimatePreview,
+  EstimateRecord,
+  ListEstimatesQuery,
+  PreviewEstimateBody,
+  UpdateEstimateBody,
+} from './estimates.schemas.js';
+
+const AMOUNT_COLUMNS = ['baseAmount', 'addonsAmount', 'taxAmount', 'totalAmount'] as const;
+/** Body fields that feed the arithmetic; sending any of them recomputes the amounts. */
+const PRICING_FIELDS = ['selected_tier', 'quantity', 'selected_addons', 'adjustments'] as const;
+/** Body fields stored by hand rather than copied by bodyToColumns. */
+const CONVERTED_FIELDS = ['quantity', 'adjustments'];
+
+type StoredAdjustments = Partial<Record<(typeof ADJUSTABLE_AMOUNTS)[number], string>>;
+
+function storedAdjustments(adjustments: Adjustments | null): StoredAdjustments | null {
+  if (adjustments === null) return null;
+  const stored: StoredAdjustments = {};
+  for (const key of ADJUSTABLE_AMOUNTS) {
+    const value = adjustments[key];
+    if (value !== undefined) stored[key] = centsToDecimal(toCents(value));
+  }
+  return stored;
+}
+
+function adjustmentsOut(adjustments: Adjustments | null): Record<string, number> | null {
+  if (adjustments === null) return null;
+  const out: Record<string, number> = {};
+  for (const key of ADJUSTABLE_AMOUNTS) {
+    const value = adjustments[key];
+    if (value !== undefined) out[key] = fromCents(toCents(value));
+  }
+  return out;
+}
+
+function amountColumns(amounts: EstimateAmounts) {
+  return {
+    baseAmount: centsToDecimal(amounts.base_amount),
+    addonsAmount: centsToDecimal(amounts.addons_amount),
+    taxAmount: centsToDecimal(amounts.tax_amount),
+    totalAmount: centsToDecimal(amounts.total_amount),
+  };
+}
+
+function estimateFields(row: repository.EstimateRow) {
+  return {
+    ...rowToRecord(row, { omit: ['estimateSeq'], money: AMOUNT_COLUMNS }),
+    quantity: Number(row.quantity),
+    adjustments: adjustmentsOut(row.adjustments as StoredAdjustments | null),
+  };
+}
+
+function toListItem({ estimate, customer }: repository.EstimateWithCustomer): EstimateListItem {
+  return { ...estimateFields(estimate), customer: rowToRecord(customer) } as EstimateListItem;
+}
+
+function toEstimateRecord(detail: repository.EstimateDetail): EstimateRecord {
+  return {
+    ...toListItem(detail),
+    job: detail.job && rowToRecord(detail.job),
+    template: rowToRecord(detail.template),
+    location: detail.location && rowToRecord(detail.location),
+  } as EstimateRecord;
+}
+
+/** A template given in a body must be a live template of the company (400 otherwise). */
+async function requireTemplate(db: Db, companyId: string, uuid: string) {
+  const template = await findTemplate(db, companyId, uuid);
+  if (!template) throw invalidField('template_uuid', 'does not refer to an existing record of this company');
+  return template;
+}
+
+async function requireJobAndLocation(db: Db, companyId: string, body: Pick<CreateEstimateBody, 'job_uuid' | 'location_uuid'>) {
+  await requireReference(db, jobs, companyId, 'job_uuid', body.job_uuid);
+  await requireReference(db, locations, companyId, 'location_uuid', body.location_uuid);
+}
+
+function pricingInputOf(body: Pick<PreviewEstimateBody, (typeof PRICING_FIELDS)[number]>): PricingInput {
+  return {
+    selectedTier: body.selected_tier ?? null,
+    quantity: body.quantity ?? 1,
+    selectedAddons: body.selected_addons ?? null,
+    adjustments: body.adjustments ?? null,
+  };
+}
+
+/** The stored pricing inputs with the ones the update sends laid over them. */
+function mergedPricingInput(existing: repository.EstimateRow, body: UpdateEstimateBody): PricingInput {
+  const given = <T, S>(value: T | undefined, stored: S): T | S => (value === undefined ? stored : value);
+  return {
+    selectedTier: given(body.selected_tier, existing.selectedTier as Tier | null),
+    quantity: given(body.quantity, existing.quantity),
+    selectedAddons: given(body.selected_addons, existing.selectedAddons as string[] | null),
+    adjustments: given(body.adjustments, existing.adjustments as StoredAdjustments | null),
+  };
+}
+
+/** Column values for the body's fields, with quantity and adjustments in their stored form. */
+function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<repository.EstimateInsert> {
+  const columns = bodyToColumns(body, { skip: CONVERTED_FIELDS }) as Partial<repository.EstimateInsert>;
+  if (body.quantity !== undefined) columns.quantity = decimalText(body.quantity);
+  if (body.adjustments !== undefined) columns.adjustments = storedAdjustments(body.adjustments);
+  return columns;
+}
+
+async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
+  const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
+  if (!detail) throw notFound('Estimate');
+  return toEstimateRecord(detail);
+}
+
+async function list(db: Db, companyId: string, query: ListEstimatesQuery) {
+  const page = await repository.listEstimates(db, companyId, query);
+  return { items: page.items.map(toListItem), pagination: page.pagination };
+}
+
+function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  return readEstimate(db, companyId, uuid, includeDeleted);
+}
+
+async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
+  const { companyId } = actor;
+  const uuid = uuidv7();
+  // Everything runs on the transaction's connection; the number is taken last so the counter lock is held briefly.
+  await db.transaction(async (tx) => {
+    await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
+    const template = await requireTemplate(tx, companyId, body.template_uuid);
+    await requireJobAndLocation(tx, companyId, body);
+    const pricing = priceEstimate(templatePrices(template), pricingInputOf(body));
+    const { number, seq } = await allocateNumber(tx, companyId, 'estimate');
+    await repository.insertEstimate(tx, {
+      ...bodyColumns(body),
+      ...amountColumns(pricing.amounts),
+      companyId,
+      uuid,
+      customerUuid: body.customer_uuid,
+      templateUuid: body.template_uuid,
+      estimateNumber: number,
+      estimateSeq: seq,
+      createdByUserId: actor.userId,
+      status: 'Pending',
+      templateName: template.name,
+      pricingType: template.pricingType,
+    });
+  });
+  return readEstimate(db, companyId, uuid);
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody) {
+  const { companyId } = actor;
+  await db.transaction(async (tx) => {
+    const existing = await repository.lockEstimate(tx, companyId, uuid);
+    if (!existing) throw notFound('Estimate');
+    await requireJobAndLocation(tx, companyId, body);
+    const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
+    const columns = { ...bodyColumns(body), status: change?.status ?? existing.status };
+    if (change?.respondedAt) Object.assign(columns, { respondedAt: change.respondedAt });
+    if (PRICING_FIELDS.some((field) => body[field] !== undefined)) {
+      // A template deleted after the estimate was made still prices it.
+      const template = await findTemplate(tx, companyId, existing.templateUuid, true);
+      const pricing = priceEstimate(templatePrices(template!), mergedPricingInput(existing, body));
+      Object.assign(columns, amountColumns(pricing.amounts));
+    }
+    await repository.updateEstimate(tx, companyId, uuid, columns);
+  });
+  return readEstimate(db, companyId, uuid);
+}
+
+async function remove(db: Db, companyId: string, uuid: string) {
+  if (!(await repository.softDeleteEstimate(db, companyId, uuid))) throw notFound('Estimate');
+}
+
+function previewOf(pricing: EstimatePricing, body: PreviewEstimateBody, taxRate: string): EstimatePreview {
+  const amounts = Object.fromEntries(
+    Object.entries(pricing.amounts).map(([key, cents]) => [key, fromCents(cents)]),
+  ) as EstimatePreview['preview'];
+  return {
+    preview: amounts,
+    breakdown: {
+      base_amount: fromCents(pricing.computedBase),
+      unit_price: fromCents(pricing.unitPrice),
+      quantity: body.quantity ?? 1,
+      tax_rate: Number(taxRate),
+      addons: pricing.addons.map((addon) => ({ id: addon.id, name: addon.name, price: fromCents(addon.price) })),
+      adjustments: adjustmentsOut(body.adjustments ?? null) ?? {},
+    },
+  };
+}
+
+/** The amounts create would store for this input; nothing is written. */
+export async function previewEstimate(db: Db, companyId: string, body: PreviewEstimateBody): Promise<EstimatePreview> {
+  const template = await requireTemplate(db, companyId, body.template_uuid);
+  const pricing = priceEstimate(templatePrices(template), pricingInputOf(body));
+  return previewOf(pricing, body, template.taxRate);
+}
+
+/** Typed by the list item: a full record (get, create, update) is a list item with more embedded objects. */
+export const estimatesService: CrudService<EstimateListItem, CreateEstimateBody, UpdateEstimateBody, ListEstimatesQuery> = {
+  list,
+  get,
+  create,
+  update,
+  remove,
+};

@@ -1,0 +1,189 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { customers, locations } from '../../db/schema/index.js';
+import { invalidField, notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
+import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { requireReference } from '../../shared/tenant-table.js';
+import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
+import { allocateNumber } from '../numbering/numbering.service.js';
+import { NO_AMOUNT, priceInvoice, type AmountSource, type InvoicePricing, type PricingInput } from './invoice-pricing.js';
+import { lockInvoice, settleInvoice } from './invoice-settlement.js';
+import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
+import * as repository from './invoices.repository.js';
+import type {
+  CreateInvoiceBody,
+  InvoiceListItem,
+  InvoicePreview,
+  InvoiceRecord,
+  ListInvoicesQuery,
+  PreviewInvoiceBody,
+  UpdateInvoiceBody,
+} from './invoices.schemas.js';
+
+const MONEY_COLUMNS = ['subtotal', 'taxAmount', 'discountAmount', 'totalAmount', 'paidAmount', 'balanceAmount'] as const;
+
+function invoiceFields(row: repository.InvoiceRow, shownStatus: InvoiceStatus) {
+  return {
+    ...rowToRecord(row, { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId'] }),
+    progress_percentage: row.progressPercentage === null ? null : Number(row.progressPercentage),
+    status: shownStatus,
+  };
+}
+
+function toListItem(row: repository.InvoiceListRow): InvoiceListItem {
+  const { customer } = row;
+  return {
+    ...invoiceFields(row.invoice as repository.InvoiceRow, row.shownStatus),
+    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName },
+  } as InvoiceListItem;
+}
+
+function toInvoiceRecord(row: repository.InvoiceDetailRow): InvoiceRecord {
+  const { customer, job, estimate, location } = row;
+  return {
+    ...invoiceFields(row.invoice as repository.InvoiceRow, row.shownStatus),
+    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName, email: customer.email },
+    job: job && { uuid: job.uuid, title: job.title, status: job.status },
+    estimate: estimate && { uuid: estimate.uuid, estimate_number: estimate.estimateNumber, status: estimate.status },
+    location: location && { uuid: location.uuid, name: location.name },
+  } as InvoiceRecord;
+}
+
+/**
+ * Checks the job and estimate references and returns what the invoice bills without line items or a
+ * subtotal: the estimate's base + addons and tax, else the job's actual_amount, else its
+ * estimated_amount, else 0.
+ */
+async function amountSource(
+  db: Db,
+  companyId: string,
+  refs: { job_uuid?: string | null; estimate_uuid?: string | null },
+): Promise<AmountSource> {
+  const job = refs.job_uuid ? await repository.findJobAmounts(db, companyId, refs.job_uuid) : null;
+  if (refs.job_uuid && !job) throw invalidField('job_uuid', 'does not refer to an existing record of this company');
+  if (refs.estimate_uuid) {
+    const estimate = await repository.findEstimateAmounts(db, companyId, refs.estimate_uuid);
+    if (!estimate) throw invalidField('estimate_uuid', 'does not refer to an existing record of this company');
+    return { subtotal: toCents(estimate.baseAmount) + toCents(estimate.addonsAmount), tax: toCents(estimate.taxAmount) };
+  }
+  const jobAmount = job?.actualAmount ?? job?.estimatedAmount ?? null;
+  return jobAmount === null ? NO_AMOUNT : { subtotal: toCents(jobAmount), tax: 0 };
+}
+
+function pricingColumns(pricing: InvoicePricing) {
+  return {
+    subtotal: centsToDecimal(pricing.subtotal),
+    taxAmount: centsToDecimal(pricing.tax),
+    discountAmount: centsToDecimal(pricing.discount),
+    totalAmount: centsToDecimal(pricing.total),
+    paidAmount: '0.00',
+    balanceAmount: centsToDecimal(pricing.total),
+    lineItems: pricing.lines,
+  };
+}
+
+/** The dry run of create's arithmetic: same input, same numbers; nothing is written. */
+export async function previewInvoice(db: Db, companyId: string, body: PreviewInvoiceBody): Promise<InvoicePreview> {
+  const pricing = priceInvoice(body as PricingInput, await amountSource(db, companyId, body));
+  return {
+    preview: {
+      subtotal: fromCents(pricing.subtotal),
+      tax_amount: fromCents(pricing.tax),
+      discount_amount: fromCents(pricing.discount),
+      total_amount: fromCents(pricing.total),
+      balance_amount: fromCents(pricing.total),
+    },
+    breakdown: { line_items: pricing.lines ?? [] },
+  };
+}
+
+async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
+  const page = await repository.listInvoices(db, companyId, query);
+  return { items: page.items.map(toListItem), pagination: page.pagination };
+}
+
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
+  if (!row) throw notFound('Invoice');
+  return toInvoiceRecord(row);
+}
+
+/**
+ * One transaction: references checked, amounts priced, the next invoice number taken, the row
+ * written and the job moved to Invoiced (and stamped paid_at when a zero total makes the invoice Paid).
+ */
+async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
+  const { companyId } = actor;
+  const uuid = uuidv7();
+  await db.transaction(async (tx) => {
+    await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
+    await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
+    const pricing = priceInvoice(body as PricingInput, await amountSource(tx, companyId, body));
+    const locationUuid = body.location_uuid ?? null;
+    const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
+    const status = settledStatus(body.status ?? 'Pending', pricing.total);
+    // Taken last, so the company-wide counter stays locked for as short a time as possible.
+    const { number, seq } = await allocateNumber(tx, companyId, 'invoice');
+    await repository.insertInvoice(tx, {
+      companyId,
+      uuid,
+      invoiceNumber: number,
+      invoiceSeq: seq,
+      customerUuid: body.customer_uuid,
+      jobUuid: body.job_uuid,
+      estimateUuid: body.estimate_uuid ?? null,
+      locationUuid,
+      createdByUserId: actor.userId,
+      invoiceType: body.invoice_type ?? 'Full',
+      progressPercentage: body.progress_percentage == null ? null : String(body.progress_percentage),
+      issueDate,
+      dueDate: body.due_date,
+      ...pricingColumns(pricing),
+      notes: body.notes ?? null,
+      terms: body.terms ?? null,
+      internalNotes: body.internal_notes ?? null,
+      status,
+    });
+    await markJobInvoiced(tx, companyId, body.job_uuid);
+    if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
+  });
+  return get(db, companyId, uuid, false);
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {
+  const { companyId } = actor;
+  await db.transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, companyId, uuid);
+    if (!invoice) throw notFound('Invoice');
+    await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
+    let status = invoice.status;
+    if (body.status !== undefined) {
+      const shown = (await repository.findShownStatus(tx, companyId, uuid)) ?? invoice.status;
+      const current = {
+        stored: invoice.status,
+        shown,
+        balance: toCents(invoice.balanceAmount),
+        paid: toCents(invoice.paidAmount),
+      };
+      status = requestedStatus(current, body.status);
+    }
+    const columns = bodyToColumns(body, { skip: ['status'] });
+    if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
+    await settleInvoice(tx, companyId, invoice, status);
+  });
+  return get(db, companyId, uuid, false);
+}
+
+async function remove(db: Db, companyId: string, uuid: string) {
+  if (!(await repository.softDeleteInvoice(db, companyId, uuid))) throw notFound('Invoice');
+}
+
+export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
+  list,
+  get,
+  create,
+  update,
+  remove,
+};

@@ -1,0 +1,177 @@
+import { Transform, type Readable } from 'node:stream';
+import { fileTypeStream } from 'file-type';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { invalidField, notFound } from '../../errors.js';
+import type { Actor } from '../../shared/crud-routes.js';
+import type { Page } from '../../shared/list-query.js';
+import { rowToRecord } from '../../shared/records.js';
+import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
+import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
+import * as repository from './job-photos.repository.js';
+import type { JobPhotoRecord, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
+
+/** What reading a photo needs besides the database: the storage and how to build its links. */
+export interface PhotoLinks {
+  storage: Storage;
+  link: LinkOptions;
+}
+
+/** A file stream as the multipart parser gives it: `truncated` once it hit the size limit. */
+export type UploadStream = Readable & { truncated?: boolean };
+
+const ACCEPTED_TYPES = 'JPEG, PNG, WebP, HEIC/HEIF or GIF';
+
+/** Photos of a deleted, missing or other company's job are 404, even with include_deleted=true. */
+export async function requireLiveJob(db: Db, companyId: string, jobUuid: string): Promise<void> {
+  if (!(await liveJobExists(db, companyId, jobUuid))) throw notFound('Job');
+}
+
+async function toPhotoRecord({ photo, user }: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoRecord> {
+  const fields = rowToRecord(photo, { omit: ['storageKey'] }) as Omit<JobPhotoRecord, 'photo_url' | 'user'>;
+  return {
+    ...fields,
+    photo_url: await links.storage.url(photo.storageKey, links.link),
+    user: user && { id: user.id, first_name: user.firstName, last_name: user.lastName },
+  };
+}
+
+export async function listPhotos(
+  db: Db,
+  companyId: string,
+  jobUuid: string,
+  query: ListJobPhotosQuery,
+  links: PhotoLinks,
+): Promise<Page<JobPhotoRecord>> {
+  await requireLiveJob(db, companyId, jobUuid);
+  const page = await repository.listPhotos(db, companyId, jobUuid, query);
+  return { items: await Promise.all(page.items.map((item) => toPhotoRecord(item, links))), pagination: page.pagination };
+}
+
+export async function getPhoto(
+  db: Db,
+  companyId: string,
+  jobUuid: string,
+  uuid: string,
+  includeDeleted: boolean,
+  links: PhotoLinks,
+): Promise<JobPhotoRecord> {
+  await requireLiveJob(db, companyId, jobUuid);
+  const found = await repository.findPhoto(db, companyId, jobUuid, uuid, includeDeleted);
+  if (!found) throw notFound('Photo');
+  return toPhotoRecord(found, links);
+}
+
+/** Soft delete; the stored file stays. */
+export async function removePhoto(db: Db, companyId: string, jobUuid: string, uuid: string): Promise<void> {
+  await requireLiveJob(db, companyId, jobUuid);
+  if (!(await repository.softDeletePhoto(db, companyId, jobUuid, uuid))) throw notFound('Photo');
+}
+
+/** The client's file name for display only: no path, no control characters, at most 255 characters. */
+export function displayFileName(name: string | undefined): string | null {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return clean === '' ? null : clean;
+}
+
+interface StoredPhoto {
+  uuid: string;
+  storageKey: string;
+  fileName: string | null;
+  fileSize: number;
+  mimeType: string;
+}
+
+/** Counts the bytes passing through. */
+function byteCounter(): Transform & { bytes: number } {
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      counter.bytes += chunk.length;
+      callback(null, chunk);
+    },
+  }) as Transform & { bytes: number };
+  counter.bytes = 0;
+  return counter;
+}
+
+/**
+ * One upload request: files are streamed to storage as they arrive, then every record is inserted in
+ * one transaction. On any failure `discard` removes what was stored, so nothing is left half-done.
+ */
+export class PhotoUpload {
+  private readonly stored: StoredPhoto[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly storage: Storage,
+    private readonly actor: Actor,
+    private readonly jobUuid: string,
+    private readonly maxBytes: number,
+  ) {}
+
+  get fileCount(): number {
+    return this.stored.length;
+  }
+
+  /** Detects the type from the first bytes and streams the file to a generated key. */
+  async storeFile(file: UploadStream, clientName: string | undefined): Promise<void> {
+    const detected = await fileTypeStream(file, { sampleSize: 4100 });
+    const mimeType = detected.fileType?.mime;
+    const extension = mimeType ? PHOTO_EXTENSIONS[mimeType] : undefined;
+    if (!mimeType || !extension) {
+      file.resume();
+      throw invalidField('photos', `must be a ${ACCEPTED_TYPES} image (decided from the file's bytes)`);
+    }
+    const uuid = uuidv7();
+    const storageKey = `${this.actor.companyId}/${this.jobUuid}/${uuid}.${extension}`;
+    const counter = byteCounter();
+    // Busboy stops at the size limit and emits 'limit': abort the write instead of keeping a cut file.
+    file.once('limit', () => counter.destroy(this.tooLarge()));
+    detected.once('error', (error) => counter.destroy(error));
+    await this.storage.put(storageKey, detected.pipe(counter), { contentType: mimeType });
+    this.stored.push({ uuid, storageKey, fileName: displayFileName(clientName), fileSize: counter.bytes, mimeType });
+    if (file.truncated) throw this.tooLarge();
+  }
+
+  private tooLarge() {
+    return invalidField('photos', `a file is larger than the limit of ${this.maxBytes} bytes`);
+  }
+
+  /** Inserts one record per stored file, in one transaction; the job must still be live. */
+  async commit(fields: UploadFields): Promise<repository.JobPhotoRow[]> {
+    if (this.stored.length === 0) throw invalidField('photos', 'at least one photo file is required');
+    return this.db.transaction(async (tx) => {
+      if (!(await lockJob(tx, this.actor.companyId, this.jobUuid))) throw notFound('Job');
+      return repository.insertPhotos(
+        tx,
+        this.stored.map((photo) => ({
+          ...photo,
+          companyId: this.actor.companyId,
+          jobUuid: this.jobUuid,
+          userId: this.actor.userId,
+          photoType: fields.photo_type,
+          takenAt: fields.taken_at ?? null,
+        })),
+      );
+    });
+  }
+
+  /** Removes every file this upload stored; errors are ignored so the original failure is reported. */
+  async discard(): Promise<void> {
+    await Promise.allSettled(this.stored.map((photo) => this.storage.remove(photo.storageKey)));
+    this.stored.length = 0;
+  }
+}
+
+export async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: PhotoLinks): Promise<UploadedPhoto[]> {
+  return Promise.all(
+    rows.map(async (row) => ({
+      uuid: row.uuid,
+      photo_url: await links.storage.url(row.storageKey, links.link),
+      photo_type: row.photoType as UploadedPhoto['photo_type'],
+      taken_at: row.takenAt ? row.takenAt.toISOString() : null,
+      created_at: row.createdAt.toISOString(),
+    })),
+  );
+}
