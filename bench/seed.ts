@@ -138,14 +138,10 @@ function msSql(offset: number, step: number, i: string): string {
 const STEP = { customers: 30_000, jobs: 15_000, estimates: 60_000, invoices: 30_000, payments: 37_500, photos: 150_000 };
 const OFFSET = { customers: 0, jobs: 1_000, estimates: 2_000, invoices: 3_000, payments: 4_000, photos: 5_000, misc: 0 };
 
-/**
- * Expressions for the id and created_at of row i of a seeded table of company k (k: a constant, or an SQL
- * expression when `kIsSql`).
- */
-function row(table: keyof typeof STEP, k: string | number, i: string, kIsSql = false) {
+/** Expressions for the id and created_at of row i of a seeded table of company k. */
+function row(table: keyof typeof STEP, k: string | number, i: string) {
   const ms = msSql(OFFSET[table], STEP[table], i);
-  const tag = kIsSql ? `'${table}:' || ${k}` : `'${table}:${k}'`;
-  return { id: idSql(tag, i, ms), at: `to_timestamp(${ms} / 1000.0)` };
+  return { id: idSql(`'${table}:${k}'`, i, ms), at: `to_timestamp(${ms} / 1000.0)` };
 }
 
 const FIRST_NAMES = [
@@ -197,8 +193,8 @@ $$;
 `;
 
 /** Customers of company `k` (uuid in $1), rows 1..n. */
-function customersSql(k: string | number, companyParam: string, n: string, from: string, series = 'i') {
-  const r = row('customers', k, series, from !== '');
+function customersSql(k: number, companyParam: string, lo: string, hi: string, series = 'i') {
+  const r = row('customers', k, series);
   const first = pick(FIRST_NAMES, series);
   const last = pick(LAST_NAMES, `${series} / ${FIRST_NAMES.length}`);
   return `
@@ -211,7 +207,7 @@ function customersSql(k: string | number, companyParam: string, n: string, from:
       (${series} % 9000 + 100) || ' ' || ${pick(['Main St', 'Oak Ave', 'Pine Rd', 'Maple Dr', 'Cedar Ln'], series)},
       ${pick(CITIES, series)}, ${pick(STATES, series)}, lpad(((${series} * 37) % 100000)::text, 5, '0'),
       ${r.at}, ${r.at}
-    from ${from ? `${from}, ` : ''}generate_series(1, ${n}) as ${series}`;
+    from generate_series(${lo}, ${hi}) as ${series}`;
 }
 
 const CUSTOMER_COLUMNS = `company_id, uuid, first_name, last_name, company_name, email, phone, customer_type, is_vip,
@@ -220,11 +216,38 @@ const CUSTOMER_COLUMNS = `company_id, uuid, first_name, last_name, company_name,
 /** Customer index (1..N) of job j: a fixed permutation so a customer's jobs are spread out. */
 const customerOfJob = (j: string, n: number) => `((((${j})::bigint * 7919) % ${n}) + 1)`;
 
+/**
+ * Rows per INSERT statement (each its own transaction). The record_counts trigger upserts one counter row
+ * per inserted row; inside one transaction those updates pile up versions of the same row and the cost
+ * grows with the square of the batch, so big tables go in small autocommitted batches.
+ */
+const BATCH = Number(process.env.BENCH_SEED_BATCH || 500);
+
+function log(label: string, rows: number | string, seconds: number) {
+  process.stdout.write(`  ${label.padEnd(36)} ${String(rows).padStart(9)} rows  ${seconds.toFixed(1).padStart(6)} s\n`);
+}
+
 async function step(client: pg.PoolClient, label: string, sqlText: string, params: unknown[] = []) {
   const started = performance.now();
   const result = await client.query(sqlText, params);
-  const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`  ${label.padEnd(34)} ${String(result.rowCount ?? '').padStart(9)} rows  ${seconds.toFixed(1)} s\n`);
+  log(label, result.rowCount ?? '', (performance.now() - started) / 1000);
+}
+
+/** Runs sqlFor(lo, hi) for consecutive ranges of at most BATCH of 1..total. */
+async function batched(
+  client: pg.PoolClient,
+  label: string,
+  total: number,
+  sqlFor: (lo: number, hi: number) => string,
+  params: unknown[] = [],
+) {
+  const started = performance.now();
+  let rows = 0;
+  for (let lo = 1; lo <= total; lo += BATCH) {
+    const result = await client.query(sqlFor(lo, Math.min(total, lo + BATCH - 1)), params);
+    rows += result.rowCount ?? 0;
+  }
+  log(label, rows, (performance.now() - started) / 1000);
 }
 
 async function seedLarge(client: pg.PoolClient, companyId: string, userId: string, size: SeedSize) {
@@ -253,14 +276,13 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
      from generate_series(1, 3) i`,
     p,
   );
-  await step(client, 'customers (large company)', `insert into customers (${CUSTOMER_COLUMNS}) ${customersSql(K, '$1', String(n), '')}`, p);
+  await batched(client, 'customers (large company)', n, (lo, hi) =>
+    `insert into customers (${CUSTOMER_COLUMNS}) ${customersSql(K, '$1', String(lo), String(hi))}`, p);
 
   const job = row('jobs', K, 'i');
   const jobCustomer = row('customers', K, customerOfJob('i', n)).id;
   const status = pick(JOB_STATUSES, 'i');
-  await step(
-    client,
-    'jobs',
+  await batched(client, 'jobs', c.jobs, (lo, hi) =>
     `insert into jobs (company_id, uuid, job_number, customer_uuid, location_uuid, assigned_to_user_id, title, description,
        status, priority, is_urgent, service_address1, service_city, service_state, service_zip, estimated_amount,
        scheduled_date, scheduled_time_start, scheduled_time_end, started_at, completed_at, invoiced_at, created_at, updated_at)
@@ -276,7 +298,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
        case when ${status} = 'Complete' then ${job.at} + interval '9 days' end,
        case when ${status} = 'Invoiced' then ${job.at} + interval '10 days' end,
        ${job.at}, ${job.at}
-     from generate_series(1, ${c.jobs}) i`,
+     from generate_series(${lo}, ${hi}) i`,
     p,
   );
 
@@ -296,9 +318,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
   const est = row('estimates', K, 'i');
   const estJob = '(i * 2)';
   const estStatus = pick(ESTIMATE_STATUSES, 'i');
-  await step(
-    client,
-    'estimates',
+  await batched(client, 'estimates', c.estimates, (lo, hi) =>
     `insert into estimates (company_id, uuid, estimate_number, estimate_seq, customer_uuid, job_uuid, template_uuid, location_uuid,
        created_by_user_id, status, template_name, pricing_type, selected_tier, base_amount, addons_amount, tax_amount,
        total_amount, quantity, service_description, expires_at, responded_at, created_at, updated_at)
@@ -312,7 +332,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
        'Estimate for job ' || (i * 2), ${est.at} + interval '30 days',
        case when ${estStatus} in ('Accepted', 'Declined') then ${est.at} + interval '2 days' end,
        ${est.at}, ${est.at}
-     from generate_series(1, ${c.estimates}) i,
+     from generate_series(${lo}, ${hi}) i,
        lateral (select case when i % 2 = 0 then 150.00 else (array[4000.00, 6500.00, 9000.00])[((i / 2) % 3) + 1] end as base) v`,
     [companyId, userId],
   );
@@ -320,9 +340,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
   // Invoices: job 2i-1; two line items; the first 80% are paid in full by payment i.
   const inv = row('invoices', K, 'i');
   const invJob = '(i * 2 - 1)';
-  await step(
-    client,
-    'invoices',
+  await batched(client, 'invoices', c.invoices, (lo, hi) =>
     `insert into invoices (company_id, uuid, invoice_number, invoice_seq, customer_uuid, job_uuid, location_uuid, created_by_user_id,
        invoice_type, issue_date, due_date, subtotal, tax_amount, discount_amount, total_amount, paid_amount, balance_amount,
        line_items, notes, terms, status, created_at, updated_at)
@@ -339,7 +357,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
        case when i % 3 = 0 then 'Thank you for your business' end, 'Net 30',
        case when i <= ${c.payments} then 'Paid' else 'Pending' end,
        ${inv.at}, ${inv.at}
-     from generate_series(1, ${c.invoices}) i,
+     from generate_series(${lo}, ${hi}) i,
        lateral (select (i % 3) + 1 as q1, (50 + (i % 200)) + 0.99 as u1, (25 + (i % 50))::numeric(12,2) as u2) b,
        lateral (select b.q1, b.u1, b.u2, b.q1 * b.u1 as lt1, b.u2 as lt2, round(b.q1 * b.u1 * 0.0825, 2) as tax1) v`,
     [companyId, userId],
@@ -361,9 +379,7 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
   );
 
   const pay = row('payments', K, 'inv.invoice_seq');
-  await step(
-    client,
-    'payments',
+  await batched(client, 'payments', c.payments, (lo, hi) =>
     `insert into payments (company_id, uuid, payment_number, payment_seq, invoice_uuid, customer_uuid, payment_type, payment_method,
        amount, processing_fee, net_amount, payment_date, reference_number, status, processed_at, created_by_user_id, created_at, updated_at)
      select $1, ${pay.id}, 'PAY-' || lpad(inv.invoice_seq::text, greatest(4, length(inv.invoice_seq::text)), '0'), inv.invoice_seq,
@@ -373,20 +389,18 @@ async function seedLarge(client: pg.PoolClient, companyId: string, userId: strin
        case when inv.invoice_seq % 5 = 2 then 'CHK-' || inv.invoice_seq end,
        'Completed', ${pay.at}, $2, ${pay.at}, ${pay.at}
      from invoices inv
-     where inv.company_id = $1 and inv.invoice_seq <= ${c.payments}`,
+     where inv.company_id = $1 and inv.invoice_seq between ${lo} and ${hi}`,
     [companyId, userId],
   );
 
   const photo = row('photos', K, 'i');
   const photoJob = row('jobs', K, '(i * 5)').id;
-  await step(
-    client,
-    'job photos (records only)',
+  await batched(client, 'job photos (records only)', c.photos, (lo, hi) =>
     `insert into job_photos (company_id, uuid, job_uuid, user_id, storage_key, photo_type, file_name, file_size, mime_type,
        taken_at, created_at, updated_at)
-     select $1, p.id, p.job, $2, $1::text || '/' || p.job::text || '/' || p.id::text || '.jpg', ${pick(PHOTO_TYPES, 'i')},
+     select $1::uuid, p.id, p.job, $2, $1::uuid::text || '/' || p.job::text || '/' || p.id::text || '.jpg', ${pick(PHOTO_TYPES, 'i')},
        'IMG_' || lpad(i::text, 5, '0') || '.jpg', 1500000 + (i % 1000) * 1000, 'image/jpeg', ${photo.at}, ${photo.at}, ${photo.at}
-     from generate_series(1, ${c.photos}) i, lateral (select ${photo.id} as id, ${photoJob} as job) p`,
+     from generate_series(${lo}, ${hi}) i, lateral (select ${photo.id} as id, ${photoJob} as job) p`,
     [companyId, userId],
   );
 
@@ -407,13 +421,21 @@ async function seedOthers(client: pg.PoolClient, companyIds: string[], size: See
   if (companyIds.length === 0 || size.otherCustomers === 0) return;
   const per = Math.floor(size.otherCustomers / companyIds.length);
   const rest = size.otherCustomers - per * companyIds.length;
-  await step(
-    client,
-    `customers (${companyIds.length} other companies)`,
-    `insert into customers (${CUSTOMER_COLUMNS})
-     ${customersSql('c.k', 'c.id', `${per} + case when c.k <= ${rest} then 1 else 0 end`, 'unnest($1::uuid[]) with ordinality as c(id, k)')}`,
-    [companyIds],
-  );
+  const started = performance.now();
+  let rows = 0;
+  for (const [index, companyId] of companyIds.entries()) {
+    const k = index + 1;
+    const total = per + (k <= rest ? 1 : 0);
+    for (let lo = 1; lo <= total; lo += BATCH) {
+      const hi = Math.min(total, lo + BATCH - 1);
+      const result = await client.query(
+        `insert into customers (${CUSTOMER_COLUMNS}) ${customersSql(k, '$1', String(lo), String(hi))}`,
+        [companyId],
+      );
+      rows += result.rowCount ?? 0;
+    }
+  }
+  log(`customers (${companyIds.length} other companies)`, rows, (performance.now() - started) / 1000);
 }
 
 /**
@@ -453,15 +475,10 @@ export async function ensureSeed(size: SeedSize, env: NodeJS.ProcessEnv = proces
     try {
       await client.query('set synchronous_commit = off');
       await client.query("set maintenance_work_mem = '256MB'");
-      await client.query('begin');
       await client.query(FUNCTIONS);
       ({ bigInvoiceUuid } = await seedLarge(client, large.company_uuid, large.user_id, size));
       await seedOthers(client, others, size);
       await client.query(`create table bench_seed (id int primary key, version int not null, info jsonb not null)`);
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
     } finally {
       client.release();
     }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { createDatabase } from '../db/client.js';
+import { createDatabase, type Db } from '../db/client.js';
 import { migrateDatabase } from '../db/migrate.js';
 import {
   createApiKey,
@@ -56,49 +56,61 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return command || values.help ? 0 : 2;
   }
+  // Arguments are checked before the database is opened: bad input never touches it.
+  let run: (db: Db) => Promise<unknown>;
+  switch (command) {
+    case 'create-company': {
+      const input = {
+        name: required(values, 'name'),
+        email: required(values, 'email'),
+        addons: values.addons === undefined ? undefined : parseAddons(values.addons),
+        monthlyRequestLimit: parseLimit(values['monthly-request-limit'], false) ?? null,
+      };
+      run = (db) => createCompany(db, input);
+      break;
+    }
+    case 'create-user': {
+      const input = {
+        companyId: required(values, 'company'),
+        firstName: required(values, 'first-name'),
+        lastName: required(values, 'last-name'),
+        email: values.email ?? null,
+      };
+      run = (db) => createUser(db, input);
+      break;
+    }
+    case 'create-api-key': {
+      const input = {
+        companyId: required(values, 'company'),
+        userId: values.user,
+        allowedIps: values['allowed-ips'] === undefined ? [] : parseAllowedIps(values['allowed-ips']),
+      };
+      run = (db) => createApiKey(db, input);
+      break;
+    }
+    case 'revoke-api-key': {
+      const keyPrefix = required(values, 'key-prefix');
+      run = (db) => revokeApiKey(db, keyPrefix);
+      break;
+    }
+    case 'set-company': {
+      const input = {
+        companyId: required(values, 'company'),
+        addons: values.addons === undefined ? undefined : parseAddons(values.addons),
+        monthlyRequestLimit: parseLimit(values['monthly-request-limit'], true),
+      };
+      run = (db) => setCompany(db, input);
+      break;
+    }
+    default:
+      throw new ProvisioningError(`Unknown command '${command}'\n${USAGE}`);
+  }
+
   const config = loadConfig();
   const database = await createDatabase(config);
   try {
     if (config.MIGRATE_ON_START) await migrateDatabase(database);
-    const { db } = database;
-    let result: unknown;
-    switch (command) {
-      case 'create-company':
-        result = await createCompany(db, {
-          name: required(values, 'name'),
-          email: required(values, 'email'),
-          addons: values.addons === undefined ? undefined : parseAddons(values.addons),
-          monthlyRequestLimit: parseLimit(values['monthly-request-limit'], false) ?? null,
-        });
-        break;
-      case 'create-user':
-        result = await createUser(db, {
-          companyId: required(values, 'company'),
-          firstName: required(values, 'first-name'),
-          lastName: required(values, 'last-name'),
-          email: values.email ?? null,
-        });
-        break;
-      case 'create-api-key':
-        result = await createApiKey(db, {
-          companyId: required(values, 'company'),
-          userId: values.user,
-          allowedIps: values['allowed-ips'] === undefined ? [] : parseAllowedIps(values['allowed-ips']),
-        });
-        break;
-      case 'revoke-api-key':
-        result = await revokeApiKey(db, required(values, 'key-prefix'));
-        break;
-      case 'set-company':
-        result = await setCompany(db, {
-          companyId: required(values, 'company'),
-          addons: values.addons === undefined ? undefined : parseAddons(values.addons),
-          monthlyRequestLimit: parseLimit(values['monthly-request-limit'], true),
-        });
-        break;
-      default:
-        throw new ProvisioningError(`Unknown command '${command}'\n${USAGE}`);
-    }
+    const result = await run(database.db);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {

@@ -52,6 +52,8 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const { path, tag, noun, plural, service, descriptions = {} } = options;
   const lowerNoun = noun.toLowerCase();
+  const pascalPlural = plural.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
+  const pascalNoun = noun.replace(/\s+(\w)/g, (_, char: string) => char.toUpperCase());
   const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
   const single = okSchema(options.record);
   const db = () => app.deps.database.db;
@@ -62,6 +64,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       config,
       schema: {
         tags: [tag],
+        operationId: `list${pascalPlural}`,
         summary: `List ${plural}`,
         description: descriptions.list ?? `Newest first. Soft-deleted ${plural} only with include_deleted=true.`,
         security: SECURITY,
@@ -81,6 +84,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       config,
       schema: {
         tags: [tag],
+        operationId: `get${pascalNoun}`,
         summary: `Get a ${lowerNoun}`,
         description: descriptions.get ?? `A soft-deleted ${lowerNoun} is 404 unless include_deleted=true.`,
         security: SECURITY,
@@ -99,6 +103,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       config,
       schema: {
         tags: [tag],
+        operationId: `create${pascalNoun}`,
         summary: `Create a ${lowerNoun}`,
         description: descriptions.create,
         security: SECURITY,
@@ -116,6 +121,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       config,
       schema: {
         tags: [tag],
+        operationId: `${method === 'PUT' ? 'update' : 'patch'}${pascalNoun}`,
         summary: `Update a ${lowerNoun} (${method}; partial)`,
         description:
           descriptions.update ?? 'Partial update: absent fields are unchanged, null clears a nullable field.',
@@ -142,6 +148,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       config,
       schema: {
         tags: [tag],
+        operationId: `delete${pascalNoun}`,
         summary: `Delete a ${lowerNoun} (soft)`,
         description: descriptions.remove ?? 'Sets deleted_at; the record stays and is listed only with include_deleted=true.',
         security: SECURITY,

@@ -11,6 +11,7 @@ export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       schema: {
         tags: ['Company'],
+        operationId: 'getCurrentCompany',
         summary: 'The company of the API key',
         security: SECURITY,
         querystring: z.strictObject({}),

@@ -10,7 +10,13 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/healthz',
     {
-      schema: { tags: ['Health'], summary: 'Liveness: the process is up', response: { 200: HealthResponse } },
+      schema: {
+        tags: ['Health'],
+        operationId: 'liveness',
+        summary: 'Liveness: the process is up',
+        security: [],
+        response: { 200: HealthResponse },
+      },
     },
     async () => ({ success: true as const, data: { status: 'ok' } }),
   );
@@ -20,7 +26,9 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       schema: {
         tags: ['Health'],
+        operationId: 'readiness',
         summary: 'Readiness: the database answers and the server is not shutting down',
+        security: [],
         response: { 200: HealthResponse, 503: errorResponses()[503] },
       },
     },

@@ -1,5 +1,5 @@
-import { Transform, type Readable } from 'node:stream';
-import { fileTypeStream } from 'file-type';
+import { Readable, Transform } from 'node:stream';
+import { fileTypeFromBuffer } from 'file-type';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
@@ -83,6 +83,49 @@ interface StoredPhoto {
   mimeType: string;
 }
 
+/** Enough leading bytes for file-type to recognise every accepted format. */
+const SAMPLE_BYTES = 4100;
+
+/**
+ * Reads the first bytes of a stream (fewer when it ends sooner) and returns them with a stream of the
+ * whole content, so the type is decided before anything is stored and nothing beyond the sample is buffered.
+ */
+async function peek(source: Readable, size: number): Promise<{ head: Buffer; whole: Readable }> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  let ended = false;
+  await new Promise<void>((resolve, reject) => {
+    const stop = () => {
+      source.off('data', onData).off('end', onEnd).off('error', onError);
+      source.pause();
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length >= size) {
+        stop();
+        resolve();
+      }
+    };
+    const onEnd = () => {
+      ended = true;
+      stop();
+      resolve();
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    source.on('data', onData).once('end', onEnd).once('error', onError);
+  });
+  const head = Buffer.concat(chunks);
+  async function* rest() {
+    yield head;
+    if (!ended) yield* source;
+  }
+  return { head, whole: Readable.from(rest(), { objectMode: false }) };
+}
+
 /** Counts the bytes passing through. */
 function byteCounter(): Transform & { bytes: number } {
   const counter = new Transform({
@@ -116,8 +159,8 @@ export class PhotoUpload {
 
   /** Detects the type from the first bytes and streams the file to a generated key. */
   async storeFile(file: UploadStream, clientName: string | undefined): Promise<void> {
-    const detected = await fileTypeStream(file, { sampleSize: 4100 });
-    const mimeType = detected.fileType?.mime;
+    const { head, whole } = await peek(file, SAMPLE_BYTES);
+    const mimeType = (await fileTypeFromBuffer(head))?.mime;
     const extension = mimeType ? PHOTO_EXTENSIONS[mimeType] : undefined;
     if (!mimeType || !extension) {
       file.resume();
@@ -128,8 +171,8 @@ export class PhotoUpload {
     const counter = byteCounter();
     // Busboy stops at the size limit and emits 'limit': abort the write instead of keeping a cut file.
     file.once('limit', () => counter.destroy(this.tooLarge()));
-    detected.once('error', (error) => counter.destroy(error));
-    await this.storage.put(storageKey, detected.pipe(counter), { contentType: mimeType });
+    whole.once('error', (error) => counter.destroy(error));
+    await this.storage.put(storageKey, whole.pipe(counter), { contentType: mimeType });
     this.stored.push({ uuid, storageKey, fileName: displayFileName(clientName), fileSize: counter.bytes, mimeType });
     if (file.truncated) throw this.tooLarge();
   }

@@ -11,6 +11,7 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { addon: 'numbering' },
       schema: {
         tags: ['Numbering'],
+        operationId: 'getNumbering',
         summary: 'Invoice and estimate numbering settings',
         description: 'next_number and next_number_formatted show the number the next document gets, override included.',
         security: SECURITY,
@@ -26,6 +27,7 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
       config: { addon: 'numbering' },
       schema: {
         tags: ['Numbering'],
+        operationId: 'updateNumbering',
         summary: 'Change numbering settings',
         description:
           'Every field is optional; only supplied fields change. Defaults: INV- / EST-, padding 4, next number 1. ' +

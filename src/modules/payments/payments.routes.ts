@@ -1,3 +1,33 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import {
+  CreatePaymentBody,
+  ListPaymentsQuery,
+  PaymentListItem,
+  PaymentRecord,
+  UpdatePaymentBody,
+} from './payments.schemas.js';
+import { paymentsService } from './payments.service.js';
 
-export const paymentRoutes: FastifyPluginAsync = async () => {};
+export const paymentRoutes: FastifyPluginAsync = async (app) => {
+  registerCrudRoutes(app, {
+    path: '/payments',
+    tag: 'Payments',
+    noun: 'Payment',
+    plural: 'payments',
+    listItem: PaymentListItem,
+    record: PaymentRecord,
+    createBody: CreatePaymentBody,
+    updateBody: UpdatePaymentBody,
+    listQuery: ListPaymentsQuery,
+    service: paymentsService,
+    descriptions: {
+      list: 'Newest first. Filters: invoice_uuid, customer_uuid, payment_type, status.',
+      create:
+        'Records a payment against a live, non-Draft invoice of the company. Completed payments count toward the invoice\'s paid_amount at once; one that would exceed the total is 400. A zero balance makes the invoice Paid.',
+      update:
+        'Partial update. Status moves: Pending -> Completed | Failed, Completed -> Refunded. Refunding or deleting a Completed payment reopens a Paid invoice.',
+      remove: 'Soft delete; a deleted Completed payment stops counting toward the invoice.',
+    },
+  });
+};

@@ -10,6 +10,7 @@ export const userRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       schema: {
         tags: ['Users'],
+        operationId: 'listUsers',
         summary: "List the company's users",
         security: SECURITY,
         querystring: ListUsersQuery,

@@ -1,0 +1,92 @@
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { customers, invoices, payments } from '../../db/schema/index.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { invoiceReadStatus } from '../invoices/invoice-status.js';
+import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
+
+export type PaymentRow = typeof payments.$inferSelect & { status: PaymentStatus };
+export type PaymentInsert = typeof payments.$inferInsert;
+
+const invoiceOfPayment = and(eq(invoices.companyId, payments.companyId), eq(invoices.uuid, payments.invoiceUuid));
+
+const listColumns = {
+  payment: payments,
+  invoice: { uuid: invoices.uuid, invoiceNumber: invoices.invoiceNumber },
+};
+
+const detailColumns = {
+  payment: payments,
+  invoice: {
+    ...listColumns.invoice,
+    totalAmount: invoices.totalAmount,
+    balanceAmount: invoices.balanceAmount,
+    shownStatus: invoiceReadStatus,
+  },
+  customer: { uuid: customers.uuid, firstName: customers.firstName, lastName: customers.lastName },
+};
+
+export function findPayment(db: Db, companyId: string, uuid: string) {
+  return db
+    .select()
+    .from(payments)
+    .where(byUuid(payments, companyId, uuid))
+    .limit(1)
+    .then((rows) => (rows[0] as PaymentRow | undefined) ?? null);
+}
+
+/** The payment with its invoice and customer, in one query. */
+export function findPaymentDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return db
+    .select(detailColumns)
+    .from(payments)
+    .innerJoin(invoices, invoiceOfPayment)
+    .innerJoin(customers, and(eq(customers.companyId, payments.companyId), eq(customers.uuid, payments.customerUuid)))
+    .where(byUuid(payments, companyId, uuid, includeDeleted))
+    .limit(1)
+    .then((rows) => rows[0] ?? null);
+}
+export type PaymentDetailRow = NonNullable<Awaited<ReturnType<typeof findPaymentDetail>>>;
+
+function listFilters(query: ListPaymentsQuery): Array<SQL | undefined> {
+  return [
+    query.invoice_uuid ? eq(payments.invoiceUuid, query.invoice_uuid) : undefined,
+    query.customer_uuid ? eq(payments.customerUuid, query.customer_uuid) : undefined,
+    query.payment_type ? eq(payments.paymentType, query.payment_type) : undefined,
+    query.status ? eq(payments.status, query.status) : undefined,
+  ];
+}
+
+export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery) {
+  const filters = listFilters(query);
+  const where = and(scoped(payments, companyId, query.include_deleted), ...filters);
+  return paginate(
+    query,
+    (offset, limit) =>
+      db
+        .select(listColumns)
+        .from(payments)
+        .innerJoin(invoices, invoiceOfPayment)
+        .where(where)
+        .orderBy(...newestFirst(payments))
+        .limit(limit)
+        .offset(offset),
+    () => countRows(db, payments, companyId, query.include_deleted, filters),
+  );
+}
+export type PaymentListRow = Awaited<ReturnType<typeof listPayments>>['items'][number];
+
+export async function insertPayment(db: Db, values: PaymentInsert): Promise<void> {
+  await db.insert(payments).values(values);
+}
+
+export async function updatePayment(db: Db, companyId: string, uuid: string, values: Partial<PaymentInsert>) {
+  await db
+    .update(payments)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(payments, companyId, uuid));
+}
+
+export function softDeletePayment(db: Db, companyId: string, uuid: string) {
+  return softDelete(db, payments, companyId, uuid);
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import {
+  calendarDate,
+  jsonObject,
+  longText,
+  moneyInput,
+  shortText,
+  timestampInput,
+  timestampOutput,
+  uuidString,
+} from '../../shared/formats.js';
+import { listQueryShape } from '../../shared/list-query.js';
+import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
+
+export const PAYMENT_TYPES = ['credit_card', 'ach', 'check', 'cash', 'other'] as const;
+export const PAYMENT_STATUSES = ['Pending', 'Completed', 'Failed', 'Refunded'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+const positiveAmount = moneyInput
+  .refine((value) => value > 0, 'must be greater than 0')
+  .describe('Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.')
+  .meta({ example: 30 });
+
+const detailFields = {
+  payment_type: z.enum(PAYMENT_TYPES).describe('credit_card, ach, check, cash or other.').meta({ example: 'check' }),
+  payment_method: shortText(100).nullable().optional().describe('Free text, e.g. a card brand or bank_transfer.').meta({ example: 'visa' }),
+  amount: positiveAmount,
+  processing_fee: moneyInput
+    .optional()
+    .describe('Default 0; may not exceed amount. net_amount = amount - processing_fee.')
+    .meta({ example: 0.87 }),
+  payment_date: calendarDate.describe('YYYY-MM-DD.'),
+  transaction_id: shortText().nullable().optional().describe('Processor transaction id.').meta({ example: 'ch_3N9' }),
+  reference_number: shortText().nullable().optional().describe('E.g. a check number.').meta({ example: '1042' }),
+  authorization_code: shortText(100).nullable().optional().describe('For credit cards.').meta({ example: 'A1B2C3' }),
+  payment_details: jsonObject.nullable().optional().describe('Free-form object.'),
+  notes: longText().nullable().optional().describe('Notes.'),
+  processed_at: timestampInput
+    .nullable()
+    .optional()
+    .describe('Completed payments only; default now when the payment is or becomes Completed.'),
+};
+
+export const CreatePaymentBody = z
+  .strictObject({
+    invoice_uuid: uuidString.describe('A live, non-Draft invoice of the company; customer_uuid is taken from it.'),
+    ...detailFields,
+    status: z
+      .enum(['Pending', 'Completed'])
+      .optional()
+      .describe('Completed (default) counts toward paid_amount at once; Pending holds nothing until completed.')
+      .meta({ example: 'Completed' }),
+  })
+  .describe('payment_number (PAY-0001, per company), customer_uuid and net_amount are set by the service.')
+  .meta({ id: 'CreatePaymentBody' });
+export type CreatePaymentBody = z.infer<typeof CreatePaymentBody>;
+
+export const UpdatePaymentBody = z
+  .strictObject({
+    ...detailFields,
+    status: z
+      .enum(PAYMENT_STATUSES)
+      .optional()
+      .describe(
+        'Moves: Pending -> Completed (re-checks the balance; sets processed_at = now unless sent) | Failed; Completed -> Refunded (stops counting; a Paid invoice reopens). The current status is a no-op; any other move: 400 invalid_status_transition.',
+      )
+      .meta({ example: 'Completed' }),
+  })
+  .partial()
+  .describe('invoice_uuid cannot change. A changed amount on a Completed payment re-checks the invoice balance.')
+  .meta({ id: 'UpdatePaymentBody' });
+export type UpdatePaymentBody = z.infer<typeof UpdatePaymentBody>;
+
+export const ListPaymentsQuery = z.strictObject({
+  ...listQueryShape,
+  invoice_uuid: uuidString.optional().describe('Only this invoice\'s payments.'),
+  customer_uuid: uuidString.optional().describe('Only this customer\'s payments.'),
+  payment_type: z.enum(PAYMENT_TYPES).optional().describe('credit_card, ach, check, cash or other.'),
+  status: z.enum(PAYMENT_STATUSES).optional().describe('Pending, Completed, Failed or Refunded.'),
+});
+export type ListPaymentsQuery = z.infer<typeof ListPaymentsQuery>;
+
+const nullableString = z.string().nullable();
+const money = (example: number) => z.number().meta({ example });
+
+const paymentFields = {
+  uuid: z.string(),
+  payment_number: nullableString.meta({ example: 'PAY-0001' }),
+  invoice_uuid: z.string(),
+  customer_uuid: z.string(),
+  payment_type: z.enum(PAYMENT_TYPES),
+  payment_method: nullableString,
+  amount: money(30),
+  processing_fee: money(0.87),
+  net_amount: money(29.13),
+  payment_date: z.string().meta({ format: 'date', example: '2026-11-20' }),
+  transaction_id: nullableString,
+  reference_number: nullableString,
+  authorization_code: nullableString,
+  payment_details: z.record(z.string(), z.unknown()).nullable(),
+  notes: nullableString,
+  status: z.enum(PAYMENT_STATUSES),
+  processed_at: timestampOutput.nullable(),
+  created_by_user_id: z.string(),
+  created_at: timestampOutput,
+  updated_at: timestampOutput,
+  deleted_at: timestampOutput.nullable(),
+};
+
+export const PaymentListItem = z
+  .object({ ...paymentFields, invoice: z.object({ uuid: z.string(), invoice_number: nullableString }) })
+  .meta({ id: 'PaymentListItem' });
+export type PaymentListItem = z.infer<typeof PaymentListItem>;
+
+export const PaymentRecord = z
+  .object({
+    ...paymentFields,
+    invoice: z.object({
+      uuid: z.string(),
+      invoice_number: nullableString,
+      total_amount: money(100),
+      balance_amount: money(70),
+      status: z.enum(INVOICE_STATUSES),
+    }),
+    customer: z.object({ uuid: z.string(), first_name: z.string(), last_name: z.string() }),
+  })
+  .meta({ id: 'Payment' });
+export type PaymentRecord = z.infer<typeof PaymentRecord>;

@@ -1,0 +1,154 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { invalidField, notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { centsToDecimal, moneyOut, toCents, type Cents } from '../../shared/money.js';
+import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { lockInvoice, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
+import { allocateNumber } from '../numbering/numbering.service.js';
+import { checkPaymentTransition, processedAtFor } from './payment-status.js';
+import * as repository from './payments.repository.js';
+import type {
+  CreatePaymentBody,
+  ListPaymentsQuery,
+  PaymentListItem,
+  PaymentRecord,
+  UpdatePaymentBody,
+} from './payments.schemas.js';
+
+const MONEY_COLUMNS = ['amount', 'processingFee', 'netAmount'] as const;
+const MONEY_FIELDS = ['amount', 'processing_fee'] as const;
+
+function paymentFields(row: repository.PaymentRow) {
+  return rowToRecord(row, { money: MONEY_COLUMNS, omit: ['paymentSeq'] });
+}
+
+function toListItem(row: repository.PaymentListRow): PaymentListItem {
+  return {
+    ...paymentFields(row.payment as repository.PaymentRow),
+    invoice: { uuid: row.invoice.uuid, invoice_number: row.invoice.invoiceNumber },
+  } as PaymentListItem;
+}
+
+function toPaymentRecord(row: repository.PaymentDetailRow): PaymentRecord {
+  const { invoice, customer } = row;
+  return {
+    ...paymentFields(row.payment as repository.PaymentRow),
+    invoice: {
+      uuid: invoice.uuid,
+      invoice_number: invoice.invoiceNumber,
+      total_amount: moneyOut(invoice.totalAmount),
+      balance_amount: moneyOut(invoice.balanceAmount),
+      status: invoice.shownStatus,
+    },
+    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName },
+  } as PaymentRecord;
+}
+
+/** net_amount = amount - processing_fee; the fee may not exceed the amount. */
+function netAmount(amount: Cents, fee: Cents): Cents {
+  if (fee > amount) throw invalidField('processing_fee', 'must not exceed amount');
+  return amount - fee;
+}
+
+function requireIssued(invoice: LockedInvoice, field: string): void {
+  if (invoice.status === 'Draft') {
+    throw invalidField(field, 'the invoice is a Draft; issue it (status Pending) before taking payments');
+  }
+}
+
+async function list(db: Db, companyId: string, query: ListPaymentsQuery) {
+  const page = await repository.listPayments(db, companyId, query);
+  return { items: page.items.map(toListItem), pagination: page.pagination };
+}
+
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  const row = await repository.findPaymentDetail(db, companyId, uuid, includeDeleted);
+  if (!row) throw notFound('Payment');
+  return toPaymentRecord(row);
+}
+
+/**
+ * Locks the invoice, writes the payment and settles the invoice in one transaction, so concurrent
+ * payments never overshoot the total nor lose an update. The number is taken last: the company-wide
+ * payment counter is then locked only briefly, while the invoice lock guards the balance.
+ */
+async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
+  const { companyId } = actor;
+  const amount = toCents(body.amount);
+  const net = netAmount(amount, toCents(body.processing_fee ?? 0));
+  const status = body.status ?? 'Completed';
+  const processedAt = processedAtFor(status, body.processed_at, null);
+  const uuid = uuidv7();
+  await db.transaction(async (tx) => {
+    const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
+    if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
+    requireIssued(invoice, 'invoice_uuid');
+    await repository.insertPayment(tx, {
+      ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
+      companyId,
+      uuid,
+      customerUuid: invoice.customerUuid,
+      netAmount: centsToDecimal(net),
+      status,
+      processedAt,
+      createdByUserId: actor.userId,
+    });
+    await settleInvoice(tx, companyId, invoice);
+    const { number, seq } = await allocateNumber(tx, companyId, 'payment');
+    await repository.updatePayment(tx, companyId, uuid, { paymentNumber: number, paymentSeq: seq });
+  });
+  return get(db, companyId, uuid, false);
+}
+
+/** Runs `change` with the payment's invoice locked and the payment re-read under that lock. */
+async function withLockedInvoice<T>(
+  db: Db,
+  companyId: string,
+  paymentUuid: string,
+  change: (tx: Db, payment: repository.PaymentRow, invoice: LockedInvoice) => Promise<T>,
+): Promise<T> {
+  return db.transaction(async (tx) => {
+    const unlocked = await repository.findPayment(tx, companyId, paymentUuid);
+    if (!unlocked) throw notFound('Payment');
+    const invoice = await lockInvoice(tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
+    const payment = await repository.findPayment(tx, companyId, paymentUuid);
+    if (!invoice || !payment) throw notFound('Payment');
+    return change(tx, payment, invoice);
+  });
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBody) {
+  const { companyId } = actor;
+  await withLockedInvoice(db, companyId, uuid, async (tx, payment, invoice) => {
+    const status = body.status ?? payment.status;
+    checkPaymentTransition(payment.status, status);
+    if (status === 'Completed' && payment.status !== 'Completed') requireIssued(invoice, 'status');
+    const amount = body.amount !== undefined ? toCents(body.amount) : toCents(payment.amount);
+    const fee = body.processing_fee !== undefined ? toCents(body.processing_fee) : toCents(payment.processingFee);
+    await repository.updatePayment(tx, companyId, uuid, {
+      ...bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }),
+      netAmount: centsToDecimal(netAmount(amount, fee)),
+      status,
+      processedAt: processedAtFor(status, body.processed_at, payment.processedAt),
+    });
+    await settleInvoice(tx, companyId, invoice);
+  });
+  return get(db, companyId, uuid, false);
+}
+
+/** A deleted Completed payment stops counting: the invoice is settled again. */
+async function remove(db: Db, companyId: string, uuid: string) {
+  await withLockedInvoice(db, companyId, uuid, async (tx, _payment, invoice) => {
+    if (!(await repository.softDeletePayment(tx, companyId, uuid))) throw notFound('Payment');
+    await settleInvoice(tx, companyId, invoice);
+  });
+}
+
+export const paymentsService: CrudService<PaymentRecord | PaymentListItem, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
+  list,
+  get,
+  create,
+  update,
+  remove,
+};

@@ -1,0 +1,172 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, call } from './helpers/app.js';
+
+// TTL 0: changes made by the CLI are seen by the next request.
+const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const KEY = /^fsc_live_[A-Za-z0-9_-]{43}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the admin CLI on this file's database; `viaNpm` goes through `npm run --silent admin --`. */
+function admin(args: string[], options: { viaNpm?: boolean } = {}): Promise<Run> {
+  const [command, commandArgs] = options.viaNpm
+    ? ['npm', ['run', '--silent', 'admin', '--', ...args]]
+    : [process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', ...args]];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, commandArgs, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: ctx.databaseUrl, LOG_LEVEL: 'silent' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The one JSON object a successful command prints. */
+function output(run: Run): Record<string, unknown> {
+  expect(run.code, run.stderr).toBe(0);
+  const lines = run.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const parsed = JSON.parse(lines[0]);
+  expect(typeof parsed).toBe('object');
+  expect(Array.isArray(parsed)).toBe(false);
+  return parsed;
+}
+
+function expectFailure(run: Run, message: RegExp) {
+  expect(run.code).not.toBe(0);
+  expect(run.code).not.toBeNull();
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(message);
+}
+
+const me = (key: string) => call(ctx.app, 'GET', '/api/v1/companies/me', { key });
+
+describe.skipIf(!ctx.databaseUrl)('admin CLI', () => {
+  it('create-company prints {company_uuid, user_id, api_key} and the key works over HTTP; the whole key lifecycle follows', async () => {
+    const created = output(await admin(['create-company', '--name', 'Cool Air LLC', '--email', 'ops@coolair.example'], { viaNpm: true }));
+    expect(Object.keys(created).sort()).toEqual(['api_key', 'company_uuid', 'user_id']);
+    expect(created.company_uuid).toMatch(UUID);
+    expect(created.user_id).toMatch(UUID);
+    expect(created.api_key).toMatch(KEY);
+    const companyId = created.company_uuid as string;
+
+    const company = await me(created.api_key as string);
+    expect(company.status).toBe(200);
+    expect(company.body.data).toMatchObject({ uuid: companyId, name: 'Cool Air LLC', email: 'ops@coolair.example' });
+    // Without --addons the company has every add-on and no limit.
+    expect((await call(ctx.app, 'GET', '/api/v1/numbering', { key: created.api_key as string })).status).toBe(200);
+    expect(company.headers).not.toHaveProperty('x-usage-limit');
+    const owners = await call(ctx.app, 'GET', '/api/v1/users', { key: created.api_key as string });
+    expect(owners.body.data.users.map((user: { id: string }) => user.id)).toEqual([created.user_id]);
+
+    const user = output(await admin(['create-user', '--company', companyId, '--first-name', 'Sam', '--last-name', 'Tech', '--email', 'sam@coolair.example']));
+    expect(Object.keys(user)).toEqual(['user_id']);
+    expect(user.user_id).toMatch(UUID);
+    const users = await call(ctx.app, 'GET', '/api/v1/users', { key: created.api_key as string });
+    expect(users.body.data.users[0]).toStrictEqual({ id: user.user_id, first_name: 'Sam', last_name: 'Tech', email: 'sam@coolair.example' });
+
+    const key = output(
+      await admin(['create-api-key', '--company', companyId, '--user', user.user_id as string, '--allowed-ips', '10.0.0.0/8,2001:db8::/32']),
+    );
+    expect(Object.keys(key).sort()).toEqual(['api_key', 'key_prefix']);
+    expect(key.api_key).toMatch(KEY);
+    expect((key.api_key as string).startsWith(key.key_prefix as string)).toBe(true);
+    expect((key.key_prefix as string).length).toBeLessThan((key.api_key as string).length);
+    const headers = { authorization: `Bearer ${key.api_key}` };
+    const allowed = await ctx.app.inject({ method: 'GET', url: '/api/v1/companies/me', headers, remoteAddress: '10.4.5.6' });
+    expect(allowed.statusCode).toBe(200);
+    expect(allowed.json().data.uuid).toBe(companyId);
+    expect((await ctx.app.inject({ method: 'GET', url: '/api/v1/companies/me', headers, remoteAddress: '2001:db8::9' })).statusCode).toBe(200);
+    const blocked = await ctx.app.inject({ method: 'GET', url: '/api/v1/companies/me', headers, remoteAddress: '192.0.2.1' });
+    expect(blocked.statusCode).toBe(403);
+    expect(blocked.json().error.code).toBe('ip_restricted');
+
+    const revoked = output(await admin(['revoke-api-key', '--key-prefix', key.key_prefix as string]));
+    expect(revoked).toStrictEqual({ revoked: true });
+    const refused = await ctx.app.inject({ method: 'GET', url: '/api/v1/companies/me', headers, remoteAddress: '10.4.5.6' });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().error.code).toBe('unauthorized');
+    // The owner's key is untouched.
+    expect((await me(created.api_key as string)).status).toBe(200);
+
+    const set = output(await admin(['set-company', '--company', companyId, '--addons', '', '--monthly-request-limit', '3']));
+    expect(set).toStrictEqual({ company_uuid: companyId });
+    const numbering = await call(ctx.app, 'GET', '/api/v1/numbering', { key: created.api_key as string });
+    expect(numbering.status).toBe(403);
+    expect(numbering.body.error.code).toBe('addon_required');
+    expect(numbering.headers['x-usage-limit']).toBe('3');
+
+    const unset = output(await admin(['set-company', '--company', companyId, '--addons', 'numbering', '--monthly-request-limit', 'none']));
+    expect(unset).toStrictEqual({ company_uuid: companyId });
+    const again = await call(ctx.app, 'GET', '/api/v1/numbering', { key: created.api_key as string });
+    expect(again.status).toBe(200);
+    expect(again.headers).not.toHaveProperty('x-usage-limit');
+  });
+
+  it("create-company --addons '' gives no add-ons and --monthly-request-limit sets the limit; create-api-key defaults to the owner", async () => {
+    const created = output(
+      await admin(['create-company', '--name', 'Bare', '--email', 'bare@example.com', '--addons', '', '--monthly-request-limit', '2']),
+    );
+    const key = created.api_key as string;
+    const first = await me(key);
+    expect(first.status).toBe(200);
+    expect(first.headers['x-usage-limit']).toBe('2');
+    expect(first.headers['x-usage-count']).toBe('1');
+    const numbering = await call(ctx.app, 'GET', '/api/v1/numbering', { key });
+    expect(numbering.status).toBe(403);
+    expect(numbering.body.error.code).toBe('addon_required');
+    const over = await me(key);
+    expect(over.status).toBe(403);
+    expect(over.body.error.code).toBe('usage_limit_exceeded');
+
+    const second = output(await admin(['create-api-key', '--company', created.company_uuid as string]));
+    expect(second.api_key).toMatch(KEY);
+    expect(second.api_key).not.toBe(key);
+  });
+
+  it('refuses bad input with a non-zero exit, a message on stderr and nothing on stdout', async () => {
+    const missingCompany = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';
+    const runs = await Promise.all([
+      admin(['create-company', '--name', 'No Email']),
+      admin(['create-company', '--name', 'X', '--email', 'not-an-email']),
+      admin(['create-company', '--name', 'X', '--email', 'x@example.com', '--addons', 'photos,teleport']),
+      admin(['create-company', '--name', 'X', '--email', 'x@example.com', '--monthly-request-limit', 'lots']),
+      admin(['create-user', '--company', missingCompany, '--first-name', 'A', '--last-name', 'B']),
+      admin(['create-api-key', '--company', missingCompany, '--allowed-ips', '10.0.0.0/99']),
+      admin(['revoke-api-key', '--key-prefix', 'fsc_live_nothere']),
+      admin(['set-company', '--company', 'not-a-uuid', '--addons', 'photos']),
+      admin(['frobnicate']),
+      admin(['create-company', '--name', 'X', '--email', 'x@example.com', '--bogus-flag']),
+    ]);
+    const messages = [/email/i, /email/i, /teleport/, /monthly-request-limit/, /company/i, /10\.0\.0\.0\/99|CIDR/i, /prefix|key/i, /company/i, /frobnicate|unknown/i, /bogus/i];
+    runs.forEach((run, index) => expectFailure(run, messages[index]));
+  });
+
+  it('refuses a user of another company and an unknown user for create-api-key, and a revoked prefix twice', async () => {
+    const a = output(await admin(['create-company', '--name', 'A', '--email', 'a@example.com']));
+    const b = output(await admin(['create-company', '--name', 'B', '--email', 'b@example.com']));
+    const [foreignUser, twice] = await Promise.all([
+      admin(['create-api-key', '--company', a.company_uuid as string, '--user', b.user_id as string]),
+      (async () => {
+        const key = output(await admin(['create-api-key', '--company', a.company_uuid as string]));
+        output(await admin(['revoke-api-key', '--key-prefix', key.key_prefix as string]));
+        return admin(['revoke-api-key', '--key-prefix', key.key_prefix as string]);
+      })(),
+    ]);
+    expectFailure(foreignUser, /user/i);
+    expectFailure(twice, /prefix|key/i);
+  });
+});

@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, call } from './helpers/app.js';
+import { flatTemplate, makeEstimate, makeTemplate } from './helpers/estimates-factories.js';
+import { makeCompany, makeCustomer, type TestCompany } from './helpers/factories.js';
+
+const ctx = await buildTestApp();
+
+const UPDATED = { success: true, data: { message: 'Numbering settings updated successfully' } };
+
+const getNumbering = (key: string) => call(ctx.app, 'GET', '/api/v1/numbering', { key });
+const putNumbering = (key: string, body: unknown) => call(ctx.app, 'PUT', '/api/v1/numbering', { key, body });
+
+const settings = (prefix: string, padding: number, next: number, formatted: string, hasOverride = false) => ({
+  prefix,
+  padding,
+  next_number: next,
+  next_number_formatted: formatted,
+  has_override: hasOverride,
+});
+
+/** A company ready to create estimates: one customer and one flat template. */
+async function estimatingCompany(options: { addons?: string[] } = {}) {
+  const company = await makeCompany(ctx.database, options);
+  const customer = await makeCustomer(ctx.app, company.key);
+  const template = await makeTemplate(ctx.app, company.key, flatTemplate());
+  const body = { customer_uuid: customer.uuid, template_uuid: template.uuid };
+  const createEstimate = async (): Promise<{ uuid: string; estimate_number: string }> => makeEstimate(ctx.app, company.key, body);
+  return { company, body, createEstimate };
+}
+
+async function expectNumberingUnchanged(company: TestCompany, expected: unknown) {
+  const after = await getNumbering(company.key);
+  expect(after.status).toBe(200);
+  expect(after.body.data).toEqual(expected);
+}
+
+describe('GET /numbering', () => {
+  it('starts at INV-0001 and EST-0001', async () => {
+    const company = await makeCompany(ctx.database);
+    const response = await getNumbering(company.key);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      success: true,
+      data: { invoice: settings('INV-', 4, 1, 'INV-0001'), estimate: settings('EST-', 4, 1, 'EST-0001') },
+    });
+  });
+
+  it('shows the number the next estimate gets', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    expect((await createEstimate()).estimate_number).toBe('EST-0001');
+    const response = await getNumbering(company.key);
+    expect(response.status).toBe(200);
+    expect(response.body.data.estimate).toEqual(settings('EST-', 4, 2, 'EST-0002'));
+    expect(response.body.data.invoice).toEqual(settings('INV-', 4, 1, 'INV-0001'));
+  });
+});
+
+describe('PUT /numbering: prefix and padding', () => {
+  it('changes only the supplied fields of the supplied kind', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    const response = await putNumbering(company.key, { estimate: { prefix: 'Q/2026#', padding: 6 } });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(UPDATED);
+    await expectNumberingUnchanged(company, {
+      invoice: settings('INV-', 4, 1, 'INV-0001'),
+      estimate: settings('Q/2026#', 6, 1, 'Q/2026#000001'),
+    });
+    expect((await createEstimate()).estimate_number).toBe('Q/2026#000001');
+
+    const paddingOnly = await putNumbering(company.key, { estimate: { padding: 0 } });
+    expect(paddingOnly.status).toBe(200);
+    expect((await createEstimate()).estimate_number).toBe('Q/2026#2');
+
+    const invoiceOnly = await putNumbering(company.key, { invoice: { prefix: 'F_', padding: 3 } });
+    expect(invoiceOnly.status).toBe(200);
+    await expectNumberingUnchanged(company, {
+      invoice: settings('F_', 3, 1, 'F_001'),
+      estimate: settings('Q/2026#', 0, 3, 'Q/2026#3'),
+    });
+  });
+
+  it('accepts an empty prefix, a 20-character prefix, padding 12 and an empty body', async () => {
+    const company = await makeCompany(ctx.database);
+    expect((await putNumbering(company.key, { estimate: { prefix: '' } })).status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.estimate.next_number_formatted).toBe('0001');
+
+    const twenty = 'A'.repeat(10) + '0123456789';
+    expect((await putNumbering(company.key, { invoice: { prefix: twenty, padding: 12 } })).status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.invoice.next_number_formatted).toBe(`${twenty}000000000001`);
+
+    const empty = await putNumbering(company.key, {});
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual(UPDATED);
+  });
+
+  it.each([
+    ['a space in the prefix', { estimate: { prefix: 'EST 1' } }, 'estimate.prefix'],
+    ['a non-ASCII prefix', { estimate: { prefix: 'ÉST-' } }, 'estimate.prefix'],
+    ['a prefix of 21 characters', { invoice: { prefix: 'A'.repeat(21) } }, 'invoice.prefix'],
+    ['padding 13', { invoice: { padding: 13 } }, 'invoice.padding'],
+    ['padding 1.5', { estimate: { padding: 1.5 } }, 'estimate.padding'],
+    ['padding -1', { estimate: { padding: -1 } }, 'estimate.padding'],
+    ['padding as a string', { estimate: { padding: '4' } }, 'estimate.padding'],
+    ['override 0', { estimate: { override_next_number: 0 } }, 'estimate.override_next_number'],
+    ['override 2.5', { estimate: { override_next_number: 2.5 } }, 'estimate.override_next_number'],
+    ['an unknown field', { estimate: { start_at: 5 } }, 'estimate.start_at'],
+    ['an unknown kind', { quote: { prefix: 'Q-' } }, 'quote'],
+    ['next_number, which is read-only', { estimate: { next_number: 5 } }, 'estimate.next_number'],
+  ])('refuses %s with 400 and changes nothing', async (_label, body, field) => {
+    const company = await makeCompany(ctx.database);
+    // A valid change next to the invalid one must not be applied either.
+    const response = await putNumbering(company.key, { ...body, ...('invoice' in body ? {} : { invoice: { prefix: 'X-' } }) });
+    expect(response.status).toBe(400);
+    expect(response.body.success).toBe(false);
+    expect(response.body.error.code).toBe('validation_error');
+    expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
+    await expectNumberingUnchanged(company, {
+      invoice: settings('INV-', 4, 1, 'INV-0001'),
+      estimate: settings('EST-', 4, 1, 'EST-0001'),
+    });
+  });
+});
+
+describe('PUT /numbering: one-time override', () => {
+  it('is used by the next document once, then numbering continues at max(next, override + 1)', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    expect((await createEstimate()).estimate_number).toBe('EST-0001');
+
+    expect((await putNumbering(company.key, { estimate: { override_next_number: 100 } })).body).toEqual(UPDATED);
+    expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 4, 100, 'EST-0100', true));
+    expect((await createEstimate()).estimate_number).toBe('EST-0100');
+    expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 4, 101, 'EST-0101'));
+    expect((await createEstimate()).estimate_number).toBe('EST-0101');
+
+    // An unused number below next_number: used once, and numbering then resumes where it was.
+    expect((await putNumbering(company.key, { estimate: { override_next_number: 50 } })).status).toBe(200);
+    expect((await createEstimate()).estimate_number).toBe('EST-0050');
+    expect((await createEstimate()).estimate_number).toBe('EST-0102');
+  });
+
+  it('refuses a number already used, a soft-deleted document included', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    const first = await createEstimate();
+    await createEstimate();
+    const deleted = await call(ctx.app, 'DELETE', `/api/v1/estimates/${first.uuid}`, { key: company.key });
+    expect(deleted.status).toBe(200);
+
+    for (const used of [1, 2]) {
+      const response = await putNumbering(company.key, { estimate: { override_next_number: used } });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+      expect(response.body.error.details).toEqual([{ field: 'estimate.override_next_number', message: 'that number was already used' }]);
+    }
+    expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 4, 3, 'EST-0003'));
+
+    // Numbers are per kind: estimate 1 does not block invoice 1.
+    const invoice = await putNumbering(company.key, { invoice: { override_next_number: 1 } });
+    expect(invoice.status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.invoice).toEqual(settings('INV-', 4, 1, 'INV-0001', true));
+  });
+
+  it('null clears the override', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    expect((await putNumbering(company.key, { estimate: { override_next_number: 500 } })).status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.estimate.has_override).toBe(true);
+    const cleared = await putNumbering(company.key, { estimate: { override_next_number: null } });
+    expect(cleared.status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 4, 1, 'EST-0001'));
+    expect((await createEstimate()).estimate_number).toBe('EST-0001');
+  });
+
+  it('prints a number wider than the padding in full', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    expect((await putNumbering(company.key, { estimate: { padding: 2, override_next_number: 12345 } })).status).toBe(200);
+    expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 2, 12345, 'EST-12345', true));
+    expect((await createEstimate()).estimate_number).toBe('EST-12345');
+    expect((await createEstimate()).estimate_number).toBe('EST-12346');
+  });
+});
+
+describe('numbering add-on', () => {
+  it('both endpoints answer 403 addon_required without it; estimates are still numbered', async () => {
+    const { company, createEstimate } = await estimatingCompany({ addons: ['photos'] });
+    for (const response of [await getNumbering(company.key), await putNumbering(company.key, { estimate: { prefix: 'Q-' } })]) {
+      expect(response.status).toBe(403);
+      expect(response.body.success).toBe(false);
+      expect(response.body.error.code).toBe('addon_required');
+    }
+    expect((await createEstimate()).estimate_number).toBe('EST-0001');
+  });
+
+  it('answers 401 without a key', async () => {
+    const response = await call(ctx.app, 'GET', '/api/v1/numbering');
+    expect(response.status).toBe(401);
+    expect(response.body.error.code).toBe('unauthorized');
+  });
+});
+
+describe('concurrent estimate creates', () => {
+  const CONCURRENT = 50;
+
+  /** Fires the creates at once; each must succeed, and together they take consecutive numbers. */
+  async function createConcurrently(company: TestCompany, body: Record<string, unknown>) {
+    const responses = await Promise.all(
+      Array.from({ length: CONCURRENT }, () =>
+        ctx.app.inject({
+          method: 'POST',
+          url: '/api/v1/estimates',
+          headers: { authorization: `Bearer ${company.key}`, 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        }),
+      ),
+    );
+    for (const response of responses) expect(response.statusCode, response.body).toBe(200);
+    return responses.map((response) => response.json().data.estimate_number as string).sort();
+  }
+
+  const expectedNumbers = (from: number) =>
+    Array.from({ length: CONCURRENT }, (_, index) => `EST-${String(from + index).padStart(4, '0')}`);
+
+  it('get 50 distinct consecutive numbers from a fresh counter', async () => {
+    const { company, body } = await estimatingCompany();
+    expect(await createConcurrently(company, body)).toEqual(expectedNumbers(1));
+    expect((await getNumbering(company.key)).body.data.estimate.next_number).toBe(CONCURRENT + 1);
+  });
+
+  it('get 50 distinct consecutive numbers from an existing counter, the override used exactly once', async () => {
+    const { company, body, createEstimate } = await estimatingCompany();
+    expect((await createEstimate()).estimate_number).toBe('EST-0001');
+    expect((await putNumbering(company.key, { estimate: { override_next_number: 1000 } })).status).toBe(200);
+    expect(await createConcurrently(company, body)).toEqual(expectedNumbers(1000));
+    const list = await call(ctx.app, 'GET', '/api/v1/estimates?limit=1', { key: company.key });
+    expect(list.body.data.pagination.total).toBe(CONCURRENT + 1);
+  });
+});

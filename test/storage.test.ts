@@ -1,0 +1,138 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import S3rver from 's3rver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { createStorage } from '../src/storage/create-storage.js';
+import { LocalStorage } from '../src/storage/local-storage.js';
+import { S3Storage } from '../src/storage/s3-storage.js';
+import { UrlSigner } from '../src/storage/url-signer.js';
+import { JPEG_BYTES, PNG_BYTES } from './helpers/jobs-factories.js';
+
+const KEY = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f71/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f72.png';
+
+async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** A stream that sends some bytes and then fails, like an aborted upload. */
+function failingStream(): Readable {
+  return new Readable({
+    read() {
+      this.push(PNG_BYTES);
+      this.destroy(new Error('client went away'));
+    },
+  });
+}
+
+describe('UrlSigner', () => {
+  it('accepts its own unexpired signature only', () => {
+    const signer = new UrlSigner('secret');
+    const now = Date.now();
+    const { expires, signature } = signer.link(KEY, 60, now);
+    expect(expires).toBe(Math.floor(now / 1000) + 60);
+    expect(signature).toMatch(/^[0-9a-f]{64}$/);
+    expect(signer.verify(KEY, String(expires), signature, now)).toBe(true);
+    expect(signer.verify(KEY, String(expires), signature, (expires + 1) * 1000)).toBe(false);
+    expect(signer.verify(KEY.replace('.png', '.jpg'), String(expires), signature, now)).toBe(false);
+    expect(new UrlSigner('other').verify(KEY, String(expires), signature, now)).toBe(false);
+    expect(signer.verify(KEY, undefined, signature, now)).toBe(false);
+    expect(signer.verify(KEY, String(expires), signature.toUpperCase(), now)).toBe(false);
+    expect(signer.verify(KEY, String(expires), signature.slice(2), now)).toBe(false);
+  });
+});
+
+describe('LocalStorage', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'local-storage-'));
+  const storage = new LocalStorage(root, new UrlSigner('secret'));
+
+  it('stores, reads and removes the exact bytes', async () => {
+    await storage.put(KEY, Readable.from([PNG_BYTES.subarray(0, 10), PNG_BYTES.subarray(10)]), { contentType: 'image/png' });
+    const stored = await storage.read(KEY);
+    expect(stored?.size).toBe(PNG_BYTES.length);
+    expect((await bytesOf(stored!.stream)).equals(PNG_BYTES)).toBe(true);
+    await storage.remove(KEY);
+    expect(await storage.read(KEY)).toBeNull();
+    await expect(storage.remove(KEY)).resolves.toBeUndefined();
+  });
+
+  it('builds a signed link under the base URL', async () => {
+    const url = new URL(await storage.url(KEY, { baseUrl: 'https://api.example.test/prefix', ttlSeconds: 120 }));
+    expect(url.origin + url.pathname).toBe(`https://api.example.test/prefix/files/${KEY}`);
+    expect(storage.signer.verify(KEY, url.searchParams.get('expires') ?? undefined, url.searchParams.get('signature') ?? undefined)).toBe(true);
+  });
+
+  it('leaves nothing behind when the stream fails', async () => {
+    await expect(storage.put(KEY, failingStream(), { contentType: 'image/png' })).rejects.toThrow('client went away');
+    expect(await storage.read(KEY)).toBeNull();
+    expect(readdirSync(path.join(root, path.dirname(KEY)))).toEqual([]);
+  });
+
+  it('refuses keys it did not generate', async () => {
+    for (const key of ['../escape.png', 'a/b/c.png', `${KEY}/../../x.png`, '/etc/passwd']) {
+      await expect(storage.put(key, Readable.from([PNG_BYTES]), { contentType: 'image/png' })).rejects.toThrow('invalid storage key');
+      expect(await storage.read(key)).toBeNull();
+    }
+  });
+});
+
+describe('createStorage', () => {
+  it('makes local storage by default and S3 storage when configured', async () => {
+    const local = await createStorage(loadConfig({ DATA_DIR: '/tmp/crm-data' }));
+    expect(local).toBeInstanceOf(LocalStorage);
+    expect((local as LocalStorage).root).toBe('/tmp/crm-data/uploads');
+    const custom = await createStorage(loadConfig({ UPLOAD_DIR: '/tmp/crm-uploads' }));
+    expect((custom as LocalStorage).root).toBe('/tmp/crm-uploads');
+    const s3 = await createStorage(loadConfig({ STORAGE_DRIVER: 's3', S3_BUCKET: 'photos', S3_ENDPOINT: 'http://127.0.0.1:9', S3_FORCE_PATH_STYLE: 'true' }));
+    expect(s3).toBeInstanceOf(S3Storage);
+    expect(s3.driver).toBe('s3');
+    (s3 as S3Storage).destroy();
+  });
+});
+
+describe('S3Storage against s3rver', () => {
+  const directory = mkdtempSync(path.join(tmpdir(), 's3rver-'));
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: 'photos', configs: [] }] });
+  let storage: S3Storage;
+
+  beforeAll(async () => {
+    const { port } = (await server.run()) as { port: number };
+    storage = new S3Storage({
+      bucket: 'photos',
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+  });
+  afterAll(async () => {
+    storage?.destroy();
+    await server.close();
+  });
+
+  it('streams an object in and serves the exact bytes through a presigned URL', async () => {
+    const key = KEY.replace('.png', '.jpg');
+    await storage.put(key, Readable.from([JPEG_BYTES.subarray(0, 7), JPEG_BYTES.subarray(7)]), { contentType: 'image/jpeg' });
+    const stored = await storage.read(key);
+    expect(stored?.size).toBe(JPEG_BYTES.length);
+    expect((await bytesOf(stored!.stream)).equals(JPEG_BYTES)).toBe(true);
+    const url = await storage.url(key, { baseUrl: 'ignored', ttlSeconds: 60 });
+    // Signature checking is S3's job (s3rver does not check it); the link must be presigned and path-style.
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/photos\/.+X-Amz-Expires=60.*X-Amz-Signature=[0-9a-f]{64}/);
+    const response = await fetch(url);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/jpeg');
+    expect(Buffer.from(await response.arrayBuffer()).equals(JPEG_BYTES)).toBe(true);
+    await storage.remove(key);
+    expect(await storage.read(key)).toBeNull();
+  });
+
+  it('stores nothing when the stream fails', async () => {
+    await expect(storage.put(KEY, failingStream(), { contentType: 'image/png' })).rejects.toThrow();
+    expect(await storage.read(KEY)).toBeNull();
+  });
+});
