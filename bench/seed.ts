@@ -221,7 +221,7 @@ const customerOfJob = (j: string, n: number) => `((((${j})::bigint * 7919) % ${n
  * per inserted row; inside one transaction those updates pile up versions of the same row and the cost
  * grows with the square of the batch, so big tables go in small autocommitted batches.
  */
-const BATCH = Number(process.env.BENCH_SEED_BATCH || 500);
+const BATCH = Number(process.env.BENCH_SEED_BATCH || 250);
 
 function log(label: string, rows: number | string, seconds: number) {
   process.stdout.write(`  ${label.padEnd(36)} ${String(rows).padStart(9)} rows  ${seconds.toFixed(1).padStart(6)} s\n`);
@@ -475,6 +475,8 @@ export async function ensureSeed(size: SeedSize, env: NodeJS.ProcessEnv = proces
     try {
       await client.query('set synchronous_commit = off');
       await client.query("set maintenance_work_mem = '256MB'");
+      // Trigram GIN entries go to the pending list and are merged in bulk by the vacuum at the end.
+      await client.query("set gin_pending_list_limit = '1GB'");
       await client.query(FUNCTIONS);
       ({ bigInvoiceUuid } = await seedLarge(client, large.company_uuid, large.user_id, size));
       await seedOthers(client, others, size);

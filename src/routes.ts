@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
+import { z } from 'zod';
 import { AppError } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
@@ -15,9 +16,17 @@ import { invoiceRoutes } from './modules/invoices/invoices.routes.js';
 import { paymentRoutes } from './modules/payments/payments.routes.js';
 import { numberingRoutes } from './modules/numbering/numbering.routes.js';
 
+const NO_QUERY = z.strictObject({});
+
 /** Everything under /api/v1: authenticated, rate limited, then the resource routes. */
 export const apiRoutes: FastifyPluginAsync = async (app) => {
   const { config, database, usage } = app.deps;
+  // Unknown query parameters are 400 on every route, also on those that take none.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.querystring && !route.schema.hide) {
+      route.schema = { ...route.schema, querystring: NO_QUERY };
+    }
+  });
   await app.register(authPlugin, { db: database.db, usage, cacheTtlMs: config.AUTH_CACHE_TTL_MS });
   if (config.RATE_LIMIT_PER_MINUTE > 0) {
     await app.register(rateLimit, {

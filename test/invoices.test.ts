@@ -16,7 +16,7 @@ import {
 } from './helpers/billing-factories.js';
 import { makeCompany, makeCustomer, makeLocation } from './helpers/factories.js';
 
-const ctx = await buildTestApp({ env: { LOG_LEVEL: 'error' } });
+const ctx = await buildTestApp();
 
 const setup = (jobOptions = {}) => makeBillingSetup(ctx.app, ctx.database, jobOptions);
 const api = (s: BillingSetup, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) =>

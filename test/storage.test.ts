@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import S3rver from 's3rver';
+// @ts-expect-error s3rver ships no type declarations; the part used here is typed below.
+import S3rverUntyped from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/storage/create-storage.js';
@@ -10,6 +11,12 @@ import { LocalStorage } from '../src/storage/local-storage.js';
 import { S3Storage } from '../src/storage/s3-storage.js';
 import { UrlSigner } from '../src/storage/url-signer.js';
 import { JPEG_BYTES, PNG_BYTES } from './helpers/jobs-factories.js';
+
+interface S3rverServer {
+  run(): Promise<{ port: number }>;
+  close(): Promise<void>;
+}
+const S3rver = S3rverUntyped as new (options: Record<string, unknown>) => S3rverServer;
 
 const KEY = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f71/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f72.png';
 
@@ -100,7 +107,7 @@ describe('S3Storage against s3rver', () => {
   let storage: S3Storage;
 
   beforeAll(async () => {
-    const { port } = (await server.run()) as { port: number };
+    const { port } = await server.run();
     storage = new S3Storage({
       bucket: 'photos',
       region: 'us-east-1',

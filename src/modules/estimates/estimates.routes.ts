@@ -22,6 +22,7 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
     {
       schema: {
         tags: ['Estimates'],
+        operationId: 'previewEstimate',
         summary: 'Preview estimate amounts (dry run)',
         description: `Computes what create would store for a template and pricing inputs; nothing is written. ${ARITHMETIC}`,
         security: SECURITY,

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -17,16 +17,16 @@ export function findTemplate(db: Db, companyId: string, uuid: string, includeDel
 }
 
 export function listTemplates(db: Db, companyId: string, query: ListTemplatesQuery) {
-  const where = and(
-    scoped(templates, companyId, query.include_deleted),
+  const filters = [
     query.pricing_type ? eq(templates.pricingType, query.pricing_type) : undefined,
     query.is_active === undefined ? undefined : eq(templates.isActive, query.is_active),
-  );
+  ];
+  const where = and(scoped(templates, companyId, query.include_deleted), ...filters);
   return paginate(
     query,
     (offset, limit) =>
       db.select().from(templates).where(where).orderBy(...newestFirst(templates)).limit(limit).offset(offset),
-    () => countWhere(db, templates, where),
+    () => countRows(db, templates, companyId, query.include_deleted, filters),
   );
 }
 

@@ -1,3 +1,0 @@
-import { ensureSeed, sizeFromEnv } from '/work/main/bench/seed.ts';
-const info = await ensureSeed(sizeFromEnv());
-console.log(info);
