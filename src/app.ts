@@ -51,8 +51,13 @@ async function buildZodApp(deps: AppDeps) {
       level: config.LOG_LEVEL,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
     },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => uuidv7(),
+    // A client's x-request-id is kept when it is a sane token; otherwise the server makes one.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id'];
+      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : uuidv7();
+    },
+    disableRequestLogging: true,
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -76,6 +81,13 @@ async function buildZodApp(deps: AppDeps) {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // One log line per request, without headers or bodies.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request completed',
+    );
   });
   app.addHook('onSend', async (_request, reply) => {
     // While shutting down, in-flight responses close their connection so the server can exit promptly.

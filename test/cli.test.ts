@@ -55,7 +55,7 @@ function expectFailure(run: Run, message: RegExp) {
 
 const me = (key: string) => call(ctx.app, 'GET', '/api/v1/companies/me', { key });
 
-describe.skipIf(!ctx.databaseUrl)('admin CLI', () => {
+describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
   it('create-company prints {company_uuid, user_id, api_key} and the key works over HTTP; the whole key lifecycle follows', async () => {
     const created = output(await admin(['create-company', '--name', 'Cool Air LLC', '--email', 'ops@coolair.example'], { viaNpm: true }));
     expect(Object.keys(created).sort()).toEqual(['api_key', 'company_uuid', 'user_id']);
