@@ -171,6 +171,13 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   return readEstimate(db, companyId, uuid);
 }
 
+/** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */
+async function repricedAmounts(tx: Db, existing: repository.EstimateRow, body: UpdateEstimateBody) {
+  if (!PRICING_FIELDS.some((field) => body[field] !== undefined)) return {};
+  const template = await findTemplate(tx, existing.companyId, existing.templateUuid, true);
+  return amountColumns(priceEstimate(templatePrices(template!), mergedPricingInput(existing, body)).amounts);
+}
+
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody) {
   const { companyId } = actor;
   await db.transaction(async (tx) => {
@@ -178,15 +185,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     if (!existing) throw notFound('Estimate');
     await requireJobAndLocation(tx, companyId, body);
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
-    const columns = { ...bodyColumns(body), status: change?.status ?? existing.status };
-    if (change?.respondedAt) Object.assign(columns, { respondedAt: change.respondedAt });
-    if (PRICING_FIELDS.some((field) => body[field] !== undefined)) {
-      // A template deleted after the estimate was made still prices it.
-      const template = await findTemplate(tx, companyId, existing.templateUuid, true);
-      const pricing = priceEstimate(templatePrices(template!), mergedPricingInput(existing, body));
-      Object.assign(columns, amountColumns(pricing.amounts));
-    }
-    await repository.updateEstimate(tx, companyId, uuid, columns);
+    const amounts = await repricedAmounts(tx, existing, body);
+    await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts });
   });
   return readEstimate(db, companyId, uuid);
 }

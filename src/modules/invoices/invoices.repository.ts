@@ -70,7 +70,7 @@ export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][n
 
 /** Locks the invoice row until the transaction ends: every change to its balance goes through this. */
 export async function lockInvoice(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
-  const [row] = await tx.select().from(invoices).where(byUuid(invoices, companyId, uuid, includeDeleted));
+  const [row] = await tx.select().from(invoices).where(byUuid(invoices, companyId, uuid, includeDeleted)).for('update');
   return (row as InvoiceRow | undefined) ?? null;
 }
 

@@ -21,7 +21,7 @@ export const LineItemInput = z
     tax_rate: percentInput.optional().describe('Percent, 0 to 100, at most 4 decimals; default 0.').meta({ example: 8.875 }),
   })
   .describe('line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents.')
-  .meta({ id: 'InvoiceLineItemInput' });
+  .meta({ id: 'InvoiceLineItemBody' });
 
 const progressPercentage = percentInput
   .refine((value) => value > 0, 'must be greater than 0')

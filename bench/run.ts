@@ -1,0 +1,375 @@
+/**
+ * `npm run bench`: seeds the bench database (unless the same size is there already), builds and starts the
+ * real server, drives every scenario with autocannon, replays the SQL of W1-W4 through pg directly, and
+ * writes the table to bench/results.md. See bench/README.md.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type AutocannonRequest } from 'autocannon';
+import pg from 'pg';
+import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
+import { benchUrls, describeSize, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS = path.join(ROOT, 'bench', 'results.md');
+
+const env = process.env;
+const DURATION = Number(env.BENCH_DURATION || 10);
+const WARMUP = Number(env.BENCH_WARMUP ?? 2);
+const CONNECTIONS = Number(env.BENCH_CONNECTIONS || 32);
+const ONLY = (env.BENCH_ONLY || '')
+  .split(',')
+  .map((id) => id.trim().toUpperCase())
+  .filter(Boolean);
+
+interface Row {
+  id: string;
+  title: string;
+  skipped?: string;
+  rps?: number;
+  p50?: number;
+  p99?: number;
+  errors?: number;
+  statuses?: string;
+  maxRssMiB?: number;
+  sql?: { rps: number; p50: number; p99: number; errors: number };
+}
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `node dist/server.js` after a clean build; `node --import tsx src/server.ts` when the build fails. */
+function serverCommand(): { args: string[]; how: string } {
+  if (env.BENCH_SERVER !== 'tsx') {
+    log('Build: npx tsc -p tsconfig.build.json');
+    const started = performance.now();
+    const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (build.status === 0 && existsSync(path.join(ROOT, 'dist', 'server.js'))) {
+      log(`Build: ok in ${seconds} s`);
+      return { args: ['dist/server.js'], how: 'node dist/server.js' };
+    }
+    const output = `${build.stdout ?? ''}${build.stderr ?? ''}`.trim().split('\n').slice(0, 10).join('\n');
+    log(`Build: failed after ${seconds} s, falling back to tsx. First lines:\n${output}`);
+  }
+  return { args: ['--import', 'tsx', 'src/server.ts'], how: 'node --import tsx src/server.ts (build failed or BENCH_SERVER=tsx)' };
+}
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  how: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(databaseUrl: string, workDir: string): Promise<Server> {
+  const { args, how } = serverCommand();
+  const port = await freePort();
+  const logFile = path.join(workDir, 'server.log');
+  const out = openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    stdio: ['ignore', out, out],
+    env: {
+      ...env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_POOL_SIZE: '32',
+      DATA_DIR: workDir,
+      UPLOAD_DIR: path.join(workDir, 'uploads'),
+      STORAGE_DRIVER: 'local',
+    },
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (exited) throw new Error(`the server exited during start; log:\n${tail(logFile)}`);
+    try {
+      const response = await fetch(`${url}/readyz`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the server was not ready within 90 s; log:\n${tail(logFile)}`);
+    await sleep(250);
+  }
+  log(`Server: ${how}, pid ${child.pid}, ${url}`);
+  return {
+    child,
+    url,
+    how,
+    logFile,
+    async stop() {
+      if (exited) return;
+      const done = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** VmRSS of a process in MiB, or null when it cannot be read. */
+function rssMiB(pid: number): number | null {
+  try {
+    const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+function rssSampler(pid: number) {
+  let max = rssMiB(pid) ?? 0;
+  const timer = setInterval(() => {
+    const value = rssMiB(pid);
+    if (value !== null && value > max) max = value;
+  }, 200);
+  return {
+    stop() {
+      clearInterval(timer);
+      return max;
+    },
+  };
+}
+
+/** The fixed samples of ids the scenarios pick from (deterministic: ordered by a hash of the id). */
+async function loadContext(databaseUrl: string, seed: SeedInfo): Promise<BenchContext> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const customers = await client.query<{ uuid: string }>(
+      `select uuid from customers where company_id = $1 and deleted_at is null and created_at < '2030-01-01'
+       order by md5(uuid::text) limit 5000`,
+      [seed.companyUuid],
+    );
+    const jobs = await client.query<{ uuid: string; customer: string }>(
+      `select uuid, customer_uuid as customer from jobs where company_id = $1 and deleted_at is null and created_at < '2030-01-01'
+       order by md5(uuid::text) limit 5000`,
+      [seed.companyUuid],
+    );
+    return {
+      apiKey: seed.apiKey,
+      companyId: seed.companyUuid,
+      customers: customers.rows.map((row) => row.uuid),
+      jobs: jobs.rows,
+      bigInvoiceUuid: seed.bigInvoiceUuid,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+/** One request as the scenario would send it; a 404 naming no route means the endpoint is not built yet. */
+async function probe(url: string, request: AutocannonRequest): Promise<{ status: number; body: string }> {
+  const built = request.setupRequest ? request.setupRequest({ ...request }, {}) : request;
+  const response = await fetch(`${url}${built.path ?? '/'}`, {
+    method: built.method ?? 'GET',
+    headers: built.headers,
+    body: built.body,
+  });
+  return { status: response.status, body: await response.text() };
+}
+
+async function runScenario(server: Server, scenario: Scenario): Promise<Row> {
+  const row: Row = { id: scenario.id, title: scenario.title };
+  const sample = await probe(server.url, scenario.request);
+  if (sample.status === 404 && /No route for/.test(sample.body)) {
+    row.skipped = 'n/a (no route)';
+    log(`${scenario.id}: skipped, the endpoint answers 404 for the route`);
+    return row;
+  }
+  if (sample.status < 200 || sample.status > 299) {
+    log(`${scenario.id}: probe answered ${sample.status}: ${sample.body.slice(0, 300)}`);
+  }
+  const options = {
+    url: server.url,
+    connections: CONNECTIONS,
+    timeout: 30,
+    requests: [scenario.request],
+  };
+  if (WARMUP > 0) await autocannon({ ...options, duration: WARMUP });
+  const sampler = rssSampler(server.child.pid!);
+  const result = await autocannon({ ...options, duration: DURATION });
+  row.maxRssMiB = sampler.stop();
+  row.rps = result.requests.average;
+  row.p50 = result.latency.p50;
+  row.p99 = result.latency.p99;
+  row.errors = result.non2xx + result.errors + result.timeouts;
+  row.statuses = Object.entries(result.statusCodeStats ?? {})
+    .map(([status, stat]) => `${status}: ${stat.count}`)
+    .join(', ');
+  log(
+    `${scenario.id}: ${fmt(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}` +
+      ` (${row.statuses}), max RSS ${fmt(row.maxRssMiB)} MiB`,
+  );
+  return row;
+}
+
+/** The scenario's SQL through a pg.Pool of CONNECTIONS, by as many concurrent loops, for DURATION. */
+async function runSql(databaseUrl: string, baseline: SqlBaseline): Promise<Row['sql']> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS, application_name: 'crm-bench-sql' });
+  pool.on('error', () => undefined);
+  try {
+    const loop = async (seconds: number, latencies: number[] | null) => {
+      let errors = 0;
+      const end = performance.now() + seconds * 1000;
+      const worker = async () => {
+        while (performance.now() < end) {
+          const started = performance.now();
+          try {
+            await baseline.run(pool);
+            latencies?.push(performance.now() - started);
+          } catch {
+            errors += 1;
+          }
+        }
+      };
+      const started = performance.now();
+      await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+      return { errors, seconds: (performance.now() - started) / 1000 };
+    };
+    if (WARMUP > 0) await loop(WARMUP, null);
+    const latencies: number[] = [];
+    const { errors, seconds } = await loop(DURATION, latencies);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : 0);
+    return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
+  } finally {
+    await pool.end();
+  }
+}
+
+function fmt(value: number | undefined, digits = 0): string {
+  if (value === undefined || Number.isNaN(value)) return '';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(rows: Row[]): string {
+  const lines = [
+    '| scenario | req/s | p50 ms | p99 ms | errors | max RSS MiB | SQL req/s | ratio |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    const name = `${row.id} ${row.title}`;
+    if (row.skipped) {
+      lines.push(`| ${name} | n/a | n/a | n/a | n/a | n/a | ${row.sql ? fmt(row.sql.rps) : ''} | |`);
+      continue;
+    }
+    const ratio = row.sql && row.rps !== undefined && row.sql.rps > 0 ? `${(row.rps / row.sql.rps).toFixed(2)}` : '';
+    lines.push(
+      `| ${name} | ${fmt(row.rps)} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.errors)} | ${fmt(row.maxRssMiB)} | ` +
+        `${row.sql ? fmt(row.sql.rps) : ''} | ${ratio} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function sqlTable(rows: Row[]): string {
+  const lines = ['| SQL baseline | req/s | p50 ms | p99 ms | errors |', '|---|---:|---:|---:|---:|'];
+  for (const row of rows) {
+    if (!row.sql) continue;
+    lines.push(
+      `| ${row.id} | ${fmt(row.sql.rps)} | ${fmt(row.sql.p50, 2)} | ${fmt(row.sql.p99, 2)} | ${fmt(row.sql.errors)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function machine(): string {
+  const cpus = os.cpus();
+  const memory = (os.totalmem() / 1024 ** 3).toFixed(1);
+  const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
+  return `${os.availableParallelism()} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${memory} GiB RAM, Node ${process.version}, load average at the end ${load}`;
+}
+
+async function main() {
+  const size = sizeFromEnv();
+  const urls = benchUrls();
+  const seed = await ensureSeed(size);
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
+  let server: Server | undefined;
+  const rows: Row[] = [];
+  const startedAt = new Date();
+  try {
+    server = await startServer(urls.bench, workDir);
+    const context = await loadContext(urls.bench, seed);
+    const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
+    log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
+    for (const scenario of scenarios) rows.push(await runScenario(server, scenario));
+    const rssAfter = rssMiB(server.child.pid!);
+    await server.stop();
+    if (rssAfter !== null) log(`Server RSS at the end: ${fmt(rssAfter)} MiB`);
+
+    if (env.BENCH_SQL !== '0') {
+      for (const scenario of scenarios) {
+        if (!scenario.sql) continue;
+        const row = rows.find((candidate) => candidate.id === scenario.id)!;
+        row.sql = await runSql(urls.bench, scenario.sql);
+        log(`${scenario.id} SQL: ${fmt(row.sql!.rps)} req/s, p50 ${fmt(row.sql!.p50, 2)} ms, p99 ${fmt(row.sql!.p99, 2)} ms`);
+      }
+    }
+  } finally {
+    await server?.stop().catch(() => undefined);
+    if (env.BENCH_KEEP_UPLOADS !== '1') rmSync(workDir, { recursive: true, force: true });
+  }
+
+  const report = [
+    '# Benchmark results',
+    '',
+    `- Date: ${startedAt.toISOString()}`,
+    `- Machine: ${machine()}`,
+    `- Seed: ${describeSize(size)} (${seed.reused ? `reused; seeded in ${seed.seedSeconds.toFixed(1)} s` : `seeded in ${seed.seedSeconds.toFixed(1)} s`})`,
+    `- Load: ${CONNECTIONS} connections, ${DURATION} s per scenario after a ${WARMUP} s warm-up; server: ${server?.how ?? '?'}`,
+    '- errors = non-2xx responses + socket errors + timeouts; max RSS = the server process, sampled every 200 ms;',
+    '  SQL req/s = the same SQL through pg directly (pool of the same size, same duration); ratio = req/s / SQL req/s.',
+    '',
+    table(rows),
+    '',
+    sqlTable(rows),
+    '',
+  ].join('\n');
+  writeFileSync(RESULTS, report);
+  log('');
+  log(report);
+  log(`Written to ${path.relative(process.cwd(), RESULTS) || RESULTS}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,265 @@
+/**
+ * The benchmark scenarios: what each sends to the API, and for W1-W4 the SQL the service runs for it,
+ * replayed through pg directly as the database's own speed.
+ */
+import type { AutocannonRequest } from 'autocannon';
+import type pg from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { JOB_STATUSES, LAST_NAMES } from './seed.js';
+
+export interface BenchContext {
+  apiKey: string;
+  companyId: string;
+  /** Customer uuids of the large company, a fixed sample. */
+  customers: string[];
+  /** Jobs of the large company with their customer, a fixed sample. */
+  jobs: Array<{ uuid: string; customer: string }>;
+  bigInvoiceUuid: string;
+}
+
+export interface SqlBaseline {
+  /** One unit of work: the queries the service runs for one request. */
+  run(pool: pg.Pool): Promise<void>;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  /** What the scenario measures (bench/README.md repeats it). */
+  measures: string;
+  /** The request; setupRequest varies ids and bodies per request. */
+  request: AutocannonRequest;
+  sql?: SqlBaseline;
+}
+
+const pickOne = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)];
+const randomPage = () => 1 + Math.floor(Math.random() * 10);
+const today = () => new Date().toISOString().slice(0, 10);
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+const json = (body: unknown) => JSON.stringify(body);
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** Five line items, as a client would send them. */
+function lineItems() {
+  return [
+    { description: 'Diagnostic', quantity: 1, unit_price: 89, tax_rate: 8.25 },
+    { description: 'Labor (hours)', quantity: 2.5, unit_price: 120, tax_rate: 8.25 },
+    { description: 'Capacitor', quantity: 1, unit_price: 42.5, tax_rate: 8.25 },
+    { description: 'Refrigerant (lb)', quantity: 3, unit_price: 65.75, tax_rate: 0 },
+    { description: 'Trip charge', unit_price: 35 },
+  ];
+}
+
+/**
+ * A valid 2 MiB JPEG as far as content sniffing goes: SOI, a JFIF APP0 segment, filler bytes, EOI.
+ * The filler is deterministic pseudo-random data (like compressed image data, it does not compress).
+ */
+export function benchJpeg(size = 2 * 1024 * 1024): Buffer {
+  const head = Buffer.from([
+    0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00,
+    0x00,
+  ]);
+  const buffer = Buffer.alloc(size);
+  head.copy(buffer, 0);
+  let state = 0x2545f491;
+  for (let offset = head.length; offset < size - 2; offset++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    // Keep 0xFF out of the filler so no marker appears before EOI.
+    buffer[offset] = (state >>> 0) % 255;
+  }
+  buffer[size - 2] = 0xff;
+  buffer[size - 1] = 0xd9;
+  return buffer;
+}
+
+function multipartPhoto(jpeg: Buffer) {
+  const boundary = '----crm-bench-7MA4YWxkTrZu0gW';
+  const body = Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="photo_type"\r\n\r\nbefore\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="photos"; filename="bench.jpg"\r\n` +
+        'Content-Type: image/jpeg\r\n\r\n',
+    ),
+    jpeg,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+// The SQL of the customers list (W1, W4): what the service's repository sends through drizzle.
+const CUSTOMER_PAGE = `select * from customers where company_id = $1 and deleted_at is null
+  order by created_at desc, uuid desc limit $2 offset $3`;
+const CUSTOMER_TOTAL = `select coalesce(sum(live), 0) as live, coalesce(sum(deleted), 0) as deleted
+  from record_counts where company_id = $1 and table_name = 'customers'`;
+const CUSTOMER_SEARCH_PAGE = `select * from customers where company_id = $1 and deleted_at is null and search_text like $2
+  order by created_at desc, uuid desc limit $3 offset $4`;
+const CUSTOMER_SEARCH_TOTAL = `select count(*) from customers where company_id = $1 and deleted_at is null and search_text like $2`;
+const CUSTOMER_GET = `select * from customers where company_id = $1 and deleted_at is null and uuid = $2 limit 1`;
+const CUSTOMER_INSERT = `insert into customers (company_id, uuid, first_name, last_name, email, phone)
+  values ($1, $2, $3, $4, $5, $6) returning *`;
+
+let created = 0;
+function newCustomer() {
+  created += 1;
+  const n = `${process.pid}${created}`;
+  return { first_name: 'Bench', last_name: `Customer${n}`, email: `bench${n}@example.com`, phone: '555-010-0199' };
+}
+
+export function buildScenarios(ctx: BenchContext): Scenario[] {
+  const auth = { authorization: `Bearer ${ctx.apiKey}` };
+  const company = ctx.companyId;
+  const photo = multipartPhoto(benchJpeg());
+
+  return [
+    {
+      id: 'W1',
+      title: 'customers list (page of 50 + total)',
+      measures:
+        'GET /api/v1/customers?page=P&limit=50 with P random in 1..10 on the large company: a page ordered by ' +
+        'created_at desc, uuid desc and the exact total.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/customers?page=${randomPage()}&limit=50` }),
+      },
+      sql: {
+        async run(pool) {
+          await pool.query(CUSTOMER_PAGE, [company, 50, (randomPage() - 1) * 50]);
+          await pool.query(CUSTOMER_TOTAL, [company]);
+        },
+      },
+    },
+    {
+      id: 'W2',
+      title: 'customer get by uuid',
+      measures: 'GET /api/v1/customers/{uuid} for a random customer of the large company (a fixed sample of ids).',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/customers/${pickOne(ctx.customers)}` }),
+      },
+      sql: {
+        async run(pool) {
+          await pool.query(CUSTOMER_GET, [company, pickOne(ctx.customers)]);
+        },
+      },
+    },
+    {
+      id: 'W3',
+      title: 'customer create',
+      measures: 'POST /api/v1/customers with first_name, last_name, email, phone.',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+      sql: {
+        async run(pool) {
+          const c = newCustomer();
+          await pool.query(CUSTOMER_INSERT, [company, uuidv7(), c.first_name, c.last_name, c.email, c.phone]);
+        },
+      },
+    },
+    {
+      id: 'W4',
+      title: 'customer search (ILIKE %term%, pg_trgm)',
+      measures:
+        'GET /api/v1/customers?search=<last name>&limit=50: a substring search over the trigram-indexed ' +
+        'search_text (each term matches about 1% of the customers), a page and the exact count.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/customers?search=${pickOne(LAST_NAMES).toLowerCase()}&limit=50` }),
+      },
+      sql: {
+        async run(pool) {
+          const pattern = `%${pickOne(LAST_NAMES).toLowerCase()}%`;
+          await pool.query(CUSTOMER_SEARCH_PAGE, [company, pattern, 50, 0]);
+          await pool.query(CUSTOMER_SEARCH_TOTAL, [company, pattern]);
+        },
+      },
+    },
+    {
+      id: 'J1',
+      title: 'jobs list by status (+ customer)',
+      measures: 'GET /api/v1/jobs?status=S&limit=50 with S a random job status: a page of jobs with the embedded customer and the total.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/jobs?status=${encodeURIComponent(pickOne(JOB_STATUSES))}&limit=50` }),
+      },
+    },
+    {
+      id: 'J2',
+      title: 'job get (+ customer, location, user)',
+      measures: 'GET /api/v1/jobs/{uuid} for a random job: the job with its customer, location and assigned user.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/jobs/${pickOne(ctx.jobs).uuid}` }),
+      },
+    },
+    {
+      id: 'I1',
+      title: 'invoice create (5 items, numbering)',
+      measures:
+        'POST /api/v1/invoices for a random job with 5 line items: every request takes the next number from the ' +
+        "company's one invoice counter row (numbering under contention) and moves the job to Invoiced.",
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => {
+          const job = pickOne(ctx.jobs);
+          return {
+            ...req,
+            path: '/api/v1/invoices',
+            body: json({ job_uuid: job.uuid, customer_uuid: job.customer, due_date: inDays(30), line_items: lineItems() }),
+          };
+        },
+      },
+    },
+    {
+      id: 'I2',
+      title: 'invoice preview (5 items)',
+      measures: 'POST /api/v1/invoices/preview with 5 line items: validation and money arithmetic, no write.',
+      request: {
+        method: 'POST',
+        path: '/api/v1/invoices/preview',
+        headers: { ...auth, ...JSON_HEADERS },
+        body: json({ line_items: lineItems() }),
+      },
+    },
+    {
+      id: 'P1',
+      title: 'payment create (invoice row lock)',
+      measures:
+        'POST /api/v1/payments of 1.00 cash, all against one invoice with a 9,999,999.00 balance: every request ' +
+        'locks the same invoice row, so this measures the serialized settlement path.',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({
+          ...req,
+          path: '/api/v1/payments',
+          body: json({ invoice_uuid: ctx.bigInvoiceUuid, payment_type: 'cash', amount: 1, payment_date: today() }),
+        }),
+      },
+    },
+    {
+      id: 'U1',
+      title: 'photo upload (2 MiB JPEG)',
+      measures:
+        'POST /api/v1/jobs/{uuid}/photos, multipart/form-data with one 2 MiB JPEG in `photos` and photo_type=before, ' +
+        'for a random job; the file is sniffed and streamed to local storage.',
+      request: {
+        method: 'POST',
+        headers: { ...auth, 'content-type': photo.contentType },
+        body: photo.body,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/jobs/${pickOne(ctx.jobs).uuid}/photos` }),
+      },
+    },
+  ];
+}

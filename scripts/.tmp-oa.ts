@@ -1,0 +1,13 @@
+import { buildApp } from '/work/main/src/app.js';
+import { loadConfig } from '/work/main/src/config.js';
+import { createDatabase } from '/work/main/src/db/client.js';
+const config = loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'silent', DATA_DIR: 'memory://' });
+const database = await createDatabase(config);
+const app = await buildApp({ config, database });
+await app.ready();
+const doc: any = app.swagger();
+const paths = Object.keys(doc.paths).filter((p) => /invoice|payment/.test(p));
+console.log(paths);
+console.log(JSON.stringify(doc.paths['/api/v1/invoices/preview'].post.requestBody, null, 1).slice(0, 600));
+console.log(Object.keys(doc.components.schemas).filter((k) => /Invoice|Payment/.test(k)));
+await app.close(); await database.close();
