@@ -260,6 +260,9 @@ describe('POST /invoices/preview', () => {
       preview: { subtotal: 0, tax_amount: 0, discount_amount: 0, total_amount: 0, balance_amount: 0 },
       breakdown: { line_items: [] },
     });
+    const noBody = await api(s, 'POST', '/invoices/preview');
+    expect(noBody.status, JSON.stringify(noBody.body)).toBe(200);
+    expect(noBody.body.data).toEqual(empty.body.data);
     expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: s.customer.uuid }), 'customer_uuid');
     const other = await setup();
     expectValidationError(await api(s, 'POST', '/invoices/preview', { job_uuid: other.jobUuid }), 'job_uuid');

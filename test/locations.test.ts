@@ -129,6 +129,7 @@ describe('POST /api/v1/locations', () => {
     ['timezone', 'Mars/Base'],
     ['timezone', ''],
     ['timezone', 'EST5EDT-nope'],
+    ['timezone', 'america/new_york'],
     ['default_pricing_set_uuid', 'not-a-uuid'],
     ['is_primary', 'true'],
     ['business_hours', 'nine to five'],

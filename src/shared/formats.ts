@@ -62,6 +62,8 @@ export const timezoneName = z
   .min(1)
   .max(64)
   .refine((value) => {
+    // IANA names are case-sensitive (America/New_York); Intl alone would also accept america/new_york.
+    if (!/^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z0-9][A-Za-z0-9_+-]*)*$/.test(value)) return false;
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: value });
       return true;

@@ -26,7 +26,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
         description:
           'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.',
         security: SECURITY,
-        body: PreviewInvoiceBody.optional(),
+        body: PreviewInvoiceBody.nullish().describe('Every field is optional; an empty or absent body previews 0.'),
         response: { 200: okSchema(InvoicePreview), ...errorResponses() },
       },
     },
