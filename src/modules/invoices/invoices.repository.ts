@@ -2,8 +2,7 @@ import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
 import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
-import type { StoredInvoiceStatus } from './invoice-status.js';
-import { DEFAULT_TIMEZONE, invoiceReadStatus } from './invoice-status.js';
+import { DEFAULT_TIMEZONE, invoiceReadStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
 export type InvoiceRow = typeof invoices.$inferSelect & { status: StoredInvoiceStatus };

@@ -8,7 +8,7 @@ import { bodyToColumns, rowToRecord } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
-import { NO_AMOUNT, priceInvoice, type AmountSource, type InvoicePricing, type PricingInput } from './invoice-pricing.js';
+import { NO_AMOUNT, priceInvoice, type AmountSource, type InvoicePricing } from './invoice-pricing.js';
 import { lockInvoice, settleInvoice } from './invoice-settlement.js';
 import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
 import * as repository from './invoices.repository.js';
@@ -86,7 +86,7 @@ function pricingColumns(pricing: InvoicePricing) {
 
 /** The dry run of create's arithmetic: same input, same numbers; nothing is written. */
 export async function previewInvoice(db: Db, companyId: string, body: PreviewInvoiceBody): Promise<InvoicePreview> {
-  const pricing = priceInvoice(body as PricingInput, await amountSource(db, companyId, body));
+  const pricing = priceInvoice(body, await amountSource(db, companyId, body));
   return {
     preview: {
       subtotal: fromCents(pricing.subtotal),
@@ -120,7 +120,7 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   await db.transaction(async (tx) => {
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
-    const pricing = priceInvoice(body as PricingInput, await amountSource(tx, companyId, body));
+    const pricing = priceInvoice(body, await amountSource(tx, companyId, body));
     const locationUuid = body.location_uuid ?? null;
     const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
     const status = settledStatus(body.status ?? 'Pending', pricing.total);

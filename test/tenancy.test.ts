@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, call } from './helpers/app.js';
+import { makeCompany, makeCustomer, makeLocation, createVia, type TestCompany } from './helpers/factories.js';
+
+/**
+ * The tenant-isolation matrix, generated from the route table: for every route that addresses a record,
+ * another company gets 404 for every verb; lists and totals never show another company's records; ids
+ * of another company in bodies and filters find nothing. A new route without a fixture fails here.
+ */
+
+const ctx = await buildTestApp();
+
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+async function uploadPhoto(key: string, jobUuid: string) {
+  const boundary = '----tenancy';
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="photo_type"\r\n\r\nbefore\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="photos"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    PNG,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const response = await ctx.app.inject({
+    method: 'POST',
+    url: `/api/v1/jobs/${jobUuid}/photos`,
+    headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload,
+  });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json().data.photos[0];
+}
+
+/** One record of every resource for a company; keyed by the path parameter names that address them. */
+async function seedCompany(company: TestCompany) {
+  const location = await makeLocation(ctx.app, company.key);
+  const customer = await makeCustomer(ctx.app, company.key);
+  const job = await createVia(ctx.app, company.key, '/jobs', { customer_uuid: customer.uuid, title: 'Fix the boiler', actual_amount: 250 });
+  const template = await createVia(ctx.app, company.key, '/templates', { name: 'Tune-up', pricing_type: 'flat', base_price: 120 });
+  const estimate = await createVia(ctx.app, company.key, '/estimates', { customer_uuid: customer.uuid, template_uuid: template.uuid });
+  const invoice = await createVia(ctx.app, company.key, '/invoices', {
+    job_uuid: job.uuid,
+    customer_uuid: customer.uuid,
+    due_date: '2030-01-31',
+    line_items: [{ description: 'Labor', quantity: 2, unit_price: 100 }],
+  });
+  const payment = await createVia(ctx.app, company.key, '/payments', {
+    invoice_uuid: invoice.uuid,
+    payment_type: 'cash',
+    amount: 10,
+    payment_date: '2026-11-20',
+  });
+  const photo = await uploadPhoto(company.key, job.uuid);
+  return {
+    byCollection: {
+      '/api/v1/locations': location.uuid,
+      '/api/v1/customers': customer.uuid,
+      '/api/v1/jobs': job.uuid,
+      '/api/v1/templates': template.uuid,
+      '/api/v1/estimates': estimate.uuid,
+      '/api/v1/invoices': invoice.uuid,
+      '/api/v1/payments': payment.uuid,
+      '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
+    } as Record<string, string>,
+    jobUuid: job.uuid,
+    customerUuid: customer.uuid,
+    locationUuid: location.uuid,
+    templateUuid: template.uuid,
+    invoiceUuid: invoice.uuid,
+    estimateUuid: estimate.uuid,
+  };
+}
+
+const a = await makeCompany(ctx.database);
+const b = await makeCompany(ctx.database);
+const seedA = await seedCompany(a);
+await makeCustomer(ctx.app, b.key);
+
+type Paths = Record<string, Record<string, unknown>>;
+const paths = (ctx.app.swagger() as { paths: Paths }).paths;
+const itemRoutes = Object.entries(paths).filter(([path]) => path.startsWith('/api/v1') && /\{[^}]+\}$/.test(path));
+const collectionRoutes = Object.entries(paths).filter(
+  ([path, methods]) => path.startsWith('/api/v1') && !/\}$/.test(path) && 'get' in methods && !path.endsWith('/me'),
+);
+
+function fillForA(path: string): string {
+  const collection = path.replace(/\/\{[^}]+\}$/, '');
+  const id = seedA.byCollection[collection];
+  if (!id) throw new Error(`No tenancy fixture for ${path}: add one to seedCompany`);
+  return path.replace('{job_uuid}', seedA.jobUuid).replace(/\{[^}]+\}$/, id);
+}
+
+describe('tenant isolation matrix', () => {
+  it('covers every addressed route', () => {
+    expect(itemRoutes.length).toBeGreaterThanOrEqual(8);
+  });
+
+  for (const [path, methods] of itemRoutes) {
+    for (const method of Object.keys(methods)) {
+      it(`${method.toUpperCase()} ${path}: another company gets 404`, async () => {
+        const url = fillForA(path);
+        const body = method === 'put' || method === 'patch' ? {} : undefined;
+        const asB = await call(ctx.app, method.toUpperCase() as 'GET', url, { key: b.key, body });
+        expect(asB.status, JSON.stringify(asB.body)).toBe(404);
+        expect(asB.body.error.code).toBe('not_found');
+        // Still there for its owner.
+        const asA = await call(ctx.app, 'GET', url, { key: a.key });
+        expect(asA.status).toBe(200);
+      });
+    }
+  }
+
+  it('photo upload to another company’s job is 404', async () => {
+    const boundary = '----x';
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/v1/jobs/${seedA.jobUuid}/photos`,
+      headers: { authorization: `Bearer ${b.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="photos"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n${PNG.toString('binary')}\r\n--${boundary}--\r\n`,
+    });
+    expect(response.statusCode).toBe(404);
+  });
+
+  for (const [path] of collectionRoutes) {
+    it(`GET ${path}: lists and totals never include another company’s records`, async () => {
+      const url = path.replace('{job_uuid}', seedA.jobUuid);
+      const asB = await call(ctx.app, 'GET', `${url}?include_deleted=true&limit=100`, { key: b.key });
+      if (path.includes('{job_uuid}')) {
+        expect(asB.status).toBe(404);
+        return;
+      }
+      expect(asB.status, JSON.stringify(asB.body)).toBe(200);
+      const [plural] = Object.keys(asB.body.data).filter((key) => key !== 'pagination');
+      const ids = (asB.body.data[plural] as Array<{ uuid?: string; id?: string }>).map((row) => row.uuid ?? row.id);
+      for (const id of Object.values(seedA.byCollection)) expect(ids).not.toContain(id);
+      expect(asB.body.data.pagination.total).toBe(ids.length);
+    });
+  }
+
+  it('filters by another company’s ids find nothing', async () => {
+    const checks = [
+      `/api/v1/jobs?customer_uuid=${seedA.customerUuid}`,
+      `/api/v1/jobs?location_uuid=${seedA.locationUuid}`,
+      `/api/v1/estimates?customer_uuid=${seedA.customerUuid}`,
+      `/api/v1/invoices?job_uuid=${seedA.jobUuid}`,
+      `/api/v1/payments?invoice_uuid=${seedA.invoiceUuid}`,
+      `/api/v1/customers?search=${seedA.customerUuid}`,
+    ];
+    for (const url of checks) {
+      const response = await call(ctx.app, 'GET', url, { key: b.key });
+      expect(response.status, url).toBe(200);
+      expect(response.body.data.pagination.total, url).toBe(0);
+    }
+  });
+
+  it('references to another company’s records in bodies are 400 and write nothing', async () => {
+    const bCustomer = await makeCustomer(ctx.app, b.key);
+    const attempts: Array<[string, Record<string, unknown>, string]> = [
+      ['/api/v1/customers', { first_name: 'X', last_name: 'Y', primary_service_location_uuid: seedA.locationUuid }, 'primary_service_location_uuid'],
+      ['/api/v1/jobs', { customer_uuid: seedA.customerUuid, title: 'Steal' }, 'customer_uuid'],
+      ['/api/v1/jobs', { customer_uuid: bCustomer.uuid, title: 'Steal', location_uuid: seedA.locationUuid }, 'location_uuid'],
+      ['/api/v1/estimates', { customer_uuid: bCustomer.uuid, template_uuid: seedA.templateUuid }, 'template_uuid'],
+      ['/api/v1/invoices', { customer_uuid: bCustomer.uuid, job_uuid: seedA.jobUuid, due_date: '2030-01-01' }, 'job_uuid'],
+      ['/api/v1/payments', { invoice_uuid: seedA.invoiceUuid, payment_type: 'cash', amount: 1, payment_date: '2026-11-20' }, 'invoice_uuid'],
+    ];
+    for (const [url, body, field] of attempts) {
+      const response = await call(ctx.app, 'POST', url, { key: b.key, body });
+      expect(response.status, `${url} ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+      expect(JSON.stringify(response.body.error), url).toContain(field);
+    }
+    const jobs = await call(ctx.app, 'GET', '/api/v1/jobs', { key: b.key });
+    expect(jobs.body.data.pagination.total).toBe(0);
+  });
+});
