@@ -36,7 +36,7 @@ export const users = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    index('users_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('users_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
   ],
 );
 

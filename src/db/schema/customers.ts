@@ -46,7 +46,7 @@ export const customers = pgTable(
       columns: [table.companyId, table.primaryServiceLocationUuid],
       foreignColumns: [locations.companyId, locations.uuid],
     }),
-    index('customers_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('customers_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
     index('customers_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
   ],
 );

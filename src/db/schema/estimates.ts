@@ -36,7 +36,7 @@ export const templates = pgTable(
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
-    index('templates_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('templates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
   ],
 );
 
@@ -82,10 +82,10 @@ export const estimates = pgTable(
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('estimates_number_idx').on(table.companyId, table.estimateSeq),
-    index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
-    index('estimates_company_status_idx').on(table.companyId, table.status, table.createdAt.desc()),
-    index('estimates_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc()),
-    index('estimates_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc()),
+    index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('estimates_company_status_idx').on(table.companyId, table.status, table.createdAt.desc().nullsFirst()),
+    index('estimates_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst()),
+    index('estimates_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst()),
     index('estimates_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
   ],
 );

@@ -27,7 +27,7 @@ export const locations = pgTable(
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
-    index('locations_company_order_idx').on(table.companyId, table.createdAt.desc(), table.uuid.desc()),
+    index('locations_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
     uniqueIndex('locations_one_primary_idx')
       .on(table.companyId)
       .where(sql`${table.isPrimary} and ${table.deletedAt} is null`),
