@@ -43,6 +43,45 @@ export async function lockCounter(tx: Db, companyId: string, kind: NumberKind): 
   return created;
 }
 
+const counterOf = (companyId: string, kind: NumberKind) =>
+  and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind));
+
+export interface TakenNumber {
+  prefix: string;
+  padding: number;
+  seq: number;
+}
+
+/**
+ * Takes the next number in one statement: the counter row is locked (FOR UPDATE), the override or
+ * next_number is taken, and the counter moves to max(next_number, taken + 1) with the override
+ * cleared. Null when the company has no counter row yet. One statement keeps the row locked for as
+ * short a time as possible, which bounds how long concurrent creates queue behind each other.
+ */
+export async function takeNextNumber(tx: Db, companyId: string, kind: NumberKind): Promise<TakenNumber | null> {
+  const counter = numberingCounters;
+  const current = tx.$with('current').as(
+    tx
+      .select({ seq: sql<number>`coalesce(${counter.overrideNextNumber}, ${counter.nextNumber})`.mapWith(Number).as('seq') })
+      .from(counter)
+      .where(counterOf(companyId, kind))
+      .for('update'),
+  );
+  const [taken] = await tx
+    .with(current)
+    .update(counter)
+    .set({ nextNumber: sql`greatest(${counter.nextNumber}, ${current.seq} + 1)`, overrideNextNumber: null, updatedAt: new Date() })
+    .from(current)
+    .where(counterOf(companyId, kind))
+    .returning({ prefix: counter.prefix, padding: counter.padding, seq: current.seq });
+  return taken ?? null;
+}
+
+/** Creates the default counter row unless it exists (a concurrent creator wins quietly). */
+export async function ensureCounter(tx: Db, companyId: string, kind: NumberKind): Promise<void> {
+  await tx.insert(numberingCounters).values(defaults(companyId, kind)).onConflictDoNothing();
+}
+
 export async function writeCounter(
   tx: Db,
   companyId: string,

@@ -25,13 +25,13 @@ export interface AllocatedNumber {
  * max(next_number, override + 1).
  */
 export async function allocateNumber(tx: Db, companyId: string, kind: NumberKind): Promise<AllocatedNumber> {
-  const counter = await repository.lockCounter(tx, companyId, kind);
-  const seq = counter.overrideNextNumber ?? counter.nextNumber;
-  await repository.writeCounter(tx, companyId, kind, {
-    nextNumber: Math.max(counter.nextNumber, seq + 1),
-    overrideNextNumber: null,
-  });
-  return { number: formatDocumentNumber(counter.prefix, counter.padding, seq), seq };
+  let taken = await repository.takeNextNumber(tx, companyId, kind);
+  if (!taken) {
+    await repository.ensureCounter(tx, companyId, kind);
+    taken = await repository.takeNextNumber(tx, companyId, kind);
+  }
+  const { prefix, padding, seq } = taken!;
+  return { number: formatDocumentNumber(prefix, padding, seq), seq };
 }
 
 function toSettings(counter: Pick<repository.CounterRow, 'prefix' | 'padding' | 'nextNumber' | 'overrideNextNumber'>): KindSettings {
