@@ -81,9 +81,11 @@ await makeCustomer(ctx.app, b.key);
 type Paths = Record<string, Record<string, unknown>>;
 const paths = (ctx.app.swagger() as { paths: Paths }).paths;
 const itemRoutes = Object.entries(paths).filter(([path]) => path.startsWith('/api/v1') && /\{[^}]+\}$/.test(path));
-const collectionRoutes = Object.entries(paths).filter(
-  ([path, methods]) => path.startsWith('/api/v1') && !/\}$/.test(path) && 'get' in methods && !path.endsWith('/me'),
-);
+/** List endpoints: the GET routes that take a page parameter. */
+const collectionRoutes = Object.entries(paths).filter(([path, methods]) => {
+  const get = methods.get as { parameters?: Array<{ name: string }> } | undefined;
+  return path.startsWith('/api/v1') && !/\}$/.test(path) && (get?.parameters ?? []).some((parameter) => parameter.name === 'page');
+});
 
 function fillForA(path: string): string {
   const collection = path.replace(/\/\{[^}]+\}$/, '');

@@ -21,7 +21,7 @@ function driverError(error: unknown): PgLikeError | null {
     if (typeof candidate.code === 'string' && CONNECTION_ERRORS.has(candidate.code)) return candidate;
     current = candidate.cause;
   }
-  if (error instanceof Error && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(error.message)) {
+  if (error instanceof Error && /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(error.message)) {
     return { code: 'ECONNRESET' };
   }
   return null;
