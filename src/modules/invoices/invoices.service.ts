@@ -124,7 +124,9 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     const locationUuid = body.location_uuid ?? null;
     const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
     const status = settledStatus(body.status ?? 'Pending', pricing.total);
-    // Taken last, so the company-wide counter stays locked for as short a time as possible.
+    await markJobInvoiced(tx, companyId, body.job_uuid);
+    if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
+    // Taken last, so the company-wide counter stays locked only for the insert and the commit.
     const { number, seq } = await allocateNumber(tx, companyId, 'invoice');
     await repository.insertInvoice(tx, {
       companyId,
@@ -146,8 +148,6 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       internalNotes: body.internal_notes ?? null,
       status,
     });
-    await markJobInvoiced(tx, companyId, body.job_uuid);
-    if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
   });
   return get(db, companyId, uuid, false);
 }

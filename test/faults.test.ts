@@ -1,0 +1,244 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDatabase, type Database } from '../src/db/client.js';
+import { call, createTestDatabase } from './helpers/app.js';
+import { makeCompany, validCustomer } from './helpers/factories.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
+
+/**
+ * Fault tests against real PostgreSQL. The server is shared by every test file, so it is never stopped:
+ * an outage is simulated by a TCP proxy between one app and the server (see helpers/tcp-proxy.ts).
+ */
+const testDb = await createTestDatabase();
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  await testDb.database.close();
+  await testDb.drop();
+});
+
+interface FaultApp {
+  app: FastifyInstance;
+  database: Database;
+  proxy: TcpProxy;
+}
+
+/** An app whose database connections all go through a fresh proxy. */
+async function buildProxiedApp(env: Record<string, string> = {}): Promise<FaultApp> {
+  const real = new URL(testDb.url as string);
+  const proxy = await TcpProxy.start({ host: real.hostname, port: Number(real.port || 5432) });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '0',
+    DATA_DIR: 'memory://',
+    DATABASE_URL: proxy.urlFor(testDb.url as string),
+    DATABASE_POOL_SIZE: '5',
+    ...env,
+  });
+  const database = await createDatabase(config);
+  const app = await buildApp({ config, database });
+  await app.ready();
+  cleanups.push(async () => {
+    await app.close();
+    await database.close();
+    await proxy.close();
+  });
+  return { app, database, proxy };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - started };
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('condition not reached in time');
+}
+
+function expectUnavailable(response: { status: number; body: any }) {
+  expect(response.status, JSON.stringify(response.body)).toBe(503);
+  expect(response.body).toEqual({
+    success: false,
+    error: { code: 'service_unavailable', message: expect.any(String) },
+  });
+}
+
+/** Requests of every kind a client makes, through the app, while `running` holds. */
+function startLoad(app: FastifyInstance, key: string, workers: number) {
+  const statuses: number[] = [];
+  const codes = new Set<string>();
+  let running = true;
+  const loop = async (worker: number) => {
+    for (let n = 0; running; n++) {
+      const response =
+        n % 2 === 0
+          ? await call(app, 'POST', '/api/v1/customers', { key, body: validCustomer({ last_name: `Load${worker}-${n}` }) })
+          : await call(app, 'GET', '/api/v1/customers?search=load&limit=5', { key });
+      statuses.push(response.status);
+      if (response.status !== 200) codes.add(response.body?.error?.code);
+    }
+  };
+  const done = Promise.all(Array.from({ length: workers }, (_, worker) => loop(worker)));
+  return {
+    statuses,
+    codes,
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+describe.skipIf(!testDb.url)('database outage (connections cut, new ones refused)', () => {
+  it('answers 503 fast under load, /readyz goes false, and recovers by itself', async () => {
+    const { app, proxy } = await buildProxiedApp();
+    const cached = await makeCompany(testDb.database);
+    const fresh = await makeCompany(testDb.database);
+    // The first key is used (and cached) before the outage; the second is seen only during it.
+    expect((await call(app, 'GET', '/api/v1/companies/me', { key: cached.key })).status).toBe(200);
+    expect((await call(app, 'GET', '/readyz')).status).toBe(200);
+
+    const load = startLoad(app, cached.key, 6);
+    await waitFor(async () => load.statuses.filter((status) => status === 200).length >= 20, 15_000);
+    proxy.down();
+    // In-flight requests on cut connections fail; let the load run on into the outage.
+    await waitFor(async () => load.statuses.filter((status) => status === 503).length >= 20, 15_000);
+
+    const during = [
+      await timed(() => call(app, 'GET', '/api/v1/customers', { key: cached.key })),
+      await timed(() => call(app, 'POST', '/api/v1/customers', { key: cached.key, body: validCustomer() })),
+      await timed(() => call(app, 'GET', '/api/v1/companies/me', { key: fresh.key })),
+      await timed(() => call(app, 'GET', '/api/v1/customers', { key: 'fsc_live_' + 'A'.repeat(43) })),
+    ];
+    for (const { value, ms } of during) {
+      expectUnavailable(value);
+      expect(ms).toBeLessThan(6_000);
+    }
+    const ready = await timed(() => call(app, 'GET', '/readyz'));
+    expectUnavailable(ready.value);
+    expect(ready.ms).toBeLessThan(6_000);
+    // Liveness is not readiness: the process is still up.
+    expect((await call(app, 'GET', '/healthz')).status).toBe(200);
+
+    proxy.up();
+    // The same app instance, no restart: the pool makes new connections once the database is back.
+    await waitFor(async () => (await call(app, 'GET', '/readyz')).status === 200, 15_000);
+    await waitFor(async () => (await call(app, 'GET', '/api/v1/customers', { key: cached.key })).status === 200, 15_000);
+    await load.stop();
+
+    // Under load, across the outage, every answer was a success or a clean 503: never a 500, never a hang.
+    expect(new Set(load.statuses)).toEqual(new Set([200, 503]));
+    expect([...load.codes]).toEqual(['service_unavailable']);
+
+    const created = await call(app, 'POST', '/api/v1/customers', { key: fresh.key, body: validCustomer() });
+    expect(created.status).toBe(200);
+    expect((await call(app, 'GET', `/api/v1/customers/${created.body.data.uuid}`, { key: fresh.key })).status).toBe(200);
+  }, 60_000);
+
+  it('survives several outages in a row and an outage while idle', async () => {
+    const { app, proxy } = await buildProxiedApp();
+    const company = await makeCompany(testDb.database);
+    for (let round = 0; round < 3; round++) {
+      expect((await call(app, 'GET', '/api/v1/customers', { key: company.key })).status).toBe(200);
+      // Idle pool connections are cut while nothing runs: the pool must drop them, not hand them out.
+      proxy.down();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expectUnavailable(await call(app, 'GET', '/api/v1/customers', { key: company.key }));
+      expectUnavailable(await call(app, 'GET', '/readyz'));
+      proxy.up();
+      await waitFor(async () => (await call(app, 'GET', '/readyz')).status === 200, 15_000);
+      const response = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!testDb.url)('network partition (connections go silent)', () => {
+  it('answers 503 within the timeouts instead of hanging, then recovers', async () => {
+    const { app, proxy } = await buildProxiedApp({ STATEMENT_TIMEOUT_MS: '1000' });
+    const company = await makeCompany(testDb.database);
+    // Warm the pool so requests during the partition meet established, now silent, connections.
+    await Promise.all(Array.from({ length: 5 }, () => call(app, 'GET', '/api/v1/customers', { key: company.key })));
+    proxy.blackhole();
+
+    const during = await Promise.all([
+      timed(() => call(app, 'GET', '/api/v1/customers', { key: company.key })),
+      timed(() => call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() })),
+      timed(() => call(app, 'GET', '/readyz')),
+    ]);
+    for (const { value, ms } of during) {
+      expectUnavailable(value);
+      // connectionTimeoutMillis (5 s) or the client-side query timeout, with room for a busy machine.
+      expect(ms).toBeLessThan(12_000);
+    }
+
+    proxy.up();
+    await waitFor(async () => (await call(app, 'GET', '/readyz')).status === 200, 20_000);
+    await waitFor(async () => (await call(app, 'GET', '/api/v1/customers', { key: company.key })).status === 200, 20_000);
+    const created = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+  }, 60_000);
+});
+
+describe.skipIf(!testDb.url)('statement timeout', () => {
+  it('cuts off a slow query with 503, inside and outside a transaction, and the pool stays usable', async () => {
+    const real = testDb.url as string;
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+      DATA_DIR: 'memory://',
+      DATABASE_URL: real,
+      DATABASE_POOL_SIZE: '2',
+      STATEMENT_TIMEOUT_MS: '50',
+    });
+    const database = await createDatabase(config);
+    const app = await buildApp({ config, database });
+    // Test-only routes, registered before the app is ready.
+    app.get('/__sleep', async () => {
+      await app.deps.database.db.execute(sql`select pg_sleep(2)`);
+      return { slept: true };
+    });
+    app.get('/__sleep-in-transaction', async () => {
+      await app.deps.database.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1`);
+        await tx.execute(sql`select pg_sleep(2)`);
+      });
+      return { slept: true };
+    });
+    app.get('/__setting', async () => {
+      const result = await app.deps.database.db.execute(sql`select current_setting('statement_timeout') as value`);
+      return { value: (result as unknown as { rows: Array<{ value: string }> }).rows[0].value };
+    });
+    await app.ready();
+    cleanups.push(async () => {
+      await app.close();
+      await database.close();
+    });
+
+    const setting = await app.inject({ method: 'GET', url: '/__setting' });
+    expect(setting.json()).toEqual({ value: '50ms' });
+
+    for (const url of ['/__sleep', '/__sleep-in-transaction', '/__sleep']) {
+      const { value, ms } = await timed(() => app.inject({ method: 'GET', url }));
+      expect(value.statusCode, value.body).toBe(503);
+      expect(value.json()).toEqual({ success: false, error: { code: 'service_unavailable', message: expect.any(String) } });
+      expect(ms).toBeLessThan(1_500);
+    }
+    // The connections that ran the cancelled statements are healthy: ordinary work goes on.
+    const company = await makeCompany(testDb.database);
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const created = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+  }, 30_000);
+});
