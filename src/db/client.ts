@@ -55,10 +55,11 @@ export async function createDatabase(
 
   const { PGlite } = await import('@electric-sql/pglite');
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin');
   const { drizzle } = await import('drizzle-orm/pglite');
   const dataDir = config.DATA_DIR === 'memory://' ? 'memory://' : `${config.DATA_DIR.replace(/\/$/, '')}/pglite`;
   if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
   const db = drizzle({ client, schema }) as unknown as Db;
   return {
     db,

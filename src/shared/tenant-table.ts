@@ -24,8 +24,13 @@ export function byUuid(table: TenantTable, companyId: string, uuid: string, incl
   return and(scoped(table, companyId, includeDeleted), eq(table.uuid, uuid)) as SQL;
 }
 
-/** Newest first, stable across pages. */
-export function newestFirst(table: TenantTable) {
+/**
+ * Newest first, stable across pages. With a search term the order is written as an expression: the
+ * planner then finds the matches through the trigram index and sorts them, instead of walking the
+ * whole tenant in created_at order and testing every row against the pattern.
+ */
+export function newestFirst(table: TenantTable, search?: string) {
+  if (search) return [sql`${table.createdAt} + interval '0 seconds' desc`, desc(table.uuid)] as const;
   return [desc(table.createdAt), desc(table.uuid)] as const;
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies } from './companies.js';
 import { lifecycle, searchText, tenantKey } from './columns.js';
@@ -47,6 +48,6 @@ export const customers = pgTable(
       foreignColumns: [locations.companyId, locations.uuid],
     }),
     index('customers_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('customers_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+    index('customers_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

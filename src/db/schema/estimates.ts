@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -83,9 +84,15 @@ export const estimates = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('estimates_number_idx').on(table.companyId, table.estimateSeq),
     index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('estimates_company_status_idx').on(table.companyId, table.status, table.createdAt.desc().nullsFirst()),
-    index('estimates_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst()),
-    index('estimates_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst()),
-    index('estimates_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+    index('estimates_company_status_idx')
+      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('estimates_company_customer_idx')
+      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('estimates_company_job_idx')
+      .on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('estimates_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

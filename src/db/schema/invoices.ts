@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import {
   bigint,
   date,
@@ -60,10 +61,16 @@ export const invoices = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('invoices_number_idx').on(table.companyId, table.invoiceSeq),
     index('invoices_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('invoices_company_status_idx').on(table.companyId, table.status, table.createdAt.desc().nullsFirst()),
-    index('invoices_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst()),
-    index('invoices_company_job_idx').on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst()),
-    index('invoices_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+    index('invoices_company_status_idx')
+      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('invoices_company_customer_idx')
+      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('invoices_company_job_idx')
+      .on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('invoices_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );
 
@@ -99,7 +106,14 @@ export const payments = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('payments_number_idx').on(table.companyId, table.paymentSeq),
     index('payments_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('payments_company_invoice_idx').on(table.companyId, table.invoiceUuid, table.createdAt.desc().nullsFirst()),
-    index('payments_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst()),
+    index('payments_company_invoice_idx')
+      .on(table.companyId, table.invoiceUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('payments_company_status_idx')
+      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('payments_company_customer_idx')
+      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
   ],
 );

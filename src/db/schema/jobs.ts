@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, boolean, date, foreignKey, index, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies, users } from './companies.js';
 import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
@@ -44,11 +45,19 @@ export const jobs = pgTable(
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.assignedToUserId], foreignColumns: [users.companyId, users.uuid] }),
     index('jobs_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('jobs_company_status_idx').on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('jobs_company_customer_idx').on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst()),
-    index('jobs_company_location_idx').on(table.companyId, table.locationUuid, table.createdAt.desc().nullsFirst()),
-    index('jobs_company_assignee_idx').on(table.companyId, table.assignedToUserId, table.createdAt.desc().nullsFirst()),
-    index('jobs_search_idx').using('gin', table.searchText.op('gin_trgm_ops')),
+    index('jobs_company_status_idx')
+      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('jobs_company_customer_idx')
+      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('jobs_company_location_idx')
+      .on(table.companyId, table.locationUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('jobs_company_assignee_idx')
+      .on(table.companyId, table.assignedToUserId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
+      .where(sql`${table.deletedAt} is null`),
+    index('jobs_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );
 

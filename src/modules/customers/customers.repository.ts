@@ -35,7 +35,7 @@ export function listCustomers(db: Db, companyId: string, query: ListCustomersQue
   return paginate(
     query,
     (offset, limit) =>
-      db.select().from(customers).where(where).orderBy(...newestFirst(customers)).limit(limit).offset(offset),
+      db.select().from(customers).where(where).orderBy(...newestFirst(customers, query.search)).limit(limit).offset(offset),
     () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
 }

@@ -60,7 +60,7 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
         .from(estimates)
         .innerJoin(customers, sameCompany(customers, estimates.customerUuid))
         .where(where)
-        .orderBy(...newestFirst(estimates))
+        .orderBy(...newestFirst(estimates, query.search))
         .limit(limit)
         .offset(offset),
     () => countRows(db, estimates, companyId, query.include_deleted, filters),

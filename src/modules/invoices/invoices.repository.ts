@@ -59,7 +59,7 @@ export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery
         .from(invoices)
         .innerJoin(customers, customerOfInvoice)
         .where(where)
-        .orderBy(...newestFirst(invoices))
+        .orderBy(...newestFirst(invoices, query.search))
         .limit(limit)
         .offset(offset),
     () => countRows(db, invoices, companyId, query.include_deleted, filters),

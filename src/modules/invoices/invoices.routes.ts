@@ -22,6 +22,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
     {
       schema: {
         tags: ['Invoices'],
+        operationId: 'previewInvoice',
         summary: 'Preview an invoice (dry run)',
         description:
           'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.',

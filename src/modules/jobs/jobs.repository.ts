@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -72,20 +72,20 @@ export async function lockJob(db: Db, companyId: string, uuid: string): Promise<
   return rows[0] ?? null;
 }
 
-function listConditions(companyId: string, query: ListJobsQuery): SQL {
-  return and(
-    scoped(jobs, companyId, query.include_deleted),
+function listFilters(query: ListJobsQuery) {
+  return [
     query.status ? inArray(jobs.status, query.status) : undefined,
     query.location_uuid ? eq(jobs.locationUuid, query.location_uuid) : undefined,
     query.customer_uuid ? eq(jobs.customerUuid, query.customer_uuid) : undefined,
     query.assigned_to_user_id ? eq(jobs.assignedToUserId, query.assigned_to_user_id) : undefined,
     query.priority ? eq(jobs.priority, query.priority) : undefined,
     searchMatches(jobs.searchText, query.search),
-  ) as SQL;
+  ];
 }
 
 export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
-  const where = listConditions(companyId, query);
+  const filters = listFilters(query);
+  const where = and(scoped(jobs, companyId, query.include_deleted), ...filters);
   return paginate<JobWithCustomer>(
     query,
     (offset, limit) =>
@@ -94,10 +94,10 @@ export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
         .from(jobs)
         .innerJoin(customers, customerOfJob)
         .where(where)
-        .orderBy(...newestFirst(jobs))
+        .orderBy(...newestFirst(jobs, query.search))
         .limit(limit)
         .offset(offset),
-    () => countWhere(db, jobs, where),
+    () => countRows(db, jobs, companyId, query.include_deleted, filters),
   );
 }
 
