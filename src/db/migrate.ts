@@ -17,6 +17,8 @@ export async function migrateDatabase(database: Database): Promise<void> {
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
   const client = await database.pool.connect();
   try {
+    // Index builds on large tables outlast the request statement timeout; migrations may take their time.
+    await client.query('set statement_timeout = 0');
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     try {
       await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
@@ -24,6 +26,6 @@ export async function migrateDatabase(database: Database): Promise<void> {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
     }
   } finally {
-    client.release();
+    client.release(true);
   }
 }
