@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import type { Database } from './client.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -15,9 +16,11 @@ export async function migrateDatabase(database: Database): Promise<void> {
   }
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
-  const client = await database.pool.connect();
+  // A connection of its own, without the request timeouts of the pool: index builds on large tables
+  // may take minutes.
+  const client = new pg.Client({ connectionString: database.pool.options.connectionString, application_name: 'migrations' });
+  await client.connect();
   try {
-    // Index builds on large tables outlast the request statement timeout; migrations may take their time.
     await client.query('set statement_timeout = 0');
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     try {
@@ -26,6 +29,6 @@ export async function migrateDatabase(database: Database): Promise<void> {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]);
     }
   } finally {
-    client.release(true);
+    await client.end();
   }
 }
