@@ -111,3 +111,40 @@ export async function requireReference(
   const found = await db.select({ uuid: table.uuid }).from(table).where(byUuid(table, companyId, uuid)).limit(1);
   if (found.length === 0) throw invalidField(field, 'does not refer to an existing record of this company');
 }
+
+type RowOf<T extends TenantTable> = T['$inferSelect'];
+type InsertOf<T extends TenantTable> = T['$inferInsert'];
+
+/** The company's row with this uuid (live unless includeDeleted), or null; `lock` holds it FOR UPDATE. */
+export async function findRow<T extends TenantTable>(
+  db: Db,
+  table: T,
+  companyId: string,
+  uuid: string,
+  options: { includeDeleted?: boolean; lock?: boolean } = {},
+): Promise<RowOf<T> | null> {
+  const query = db.select().from(table as TenantTable).where(byUuid(table, companyId, uuid, options.includeDeleted)).limit(1);
+  const rows = options.lock ? await query.for('update') : await query;
+  return (rows[0] as RowOf<T> | undefined) ?? null;
+}
+
+export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
+  const [row] = await db.insert(table).values(values as never).returning();
+  return row as RowOf<T>;
+}
+
+/** Updates a live row (stamping updated_at) and returns it, or null when there is none. */
+export async function updateRow<T extends TenantTable>(
+  db: Db,
+  table: T,
+  companyId: string,
+  uuid: string,
+  values: Partial<InsertOf<T>>,
+): Promise<RowOf<T> | null> {
+  const rows = await db
+    .update(table)
+    .set({ ...values, updatedAt: new Date() } as never)
+    .where(byUuid(table, companyId, uuid))
+    .returning();
+  return ((rows as unknown[])[0] as RowOf<T> | undefined) ?? null;
+}

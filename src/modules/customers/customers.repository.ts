@@ -1,19 +1,14 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
 export type CustomerInsert = typeof customers.$inferInsert;
 
 export function findCustomer(db: Db, companyId: string, uuid: string, includeDeleted = false) {
-  return db
-    .select()
-    .from(customers)
-    .where(byUuid(customers, companyId, uuid, includeDeleted))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+  return findRow(db, customers, companyId, uuid, { includeDeleted });
 }
 
 function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined {
@@ -40,18 +35,12 @@ export function listCustomers(db: Db, companyId: string, query: ListCustomersQue
   );
 }
 
-export async function insertCustomer(db: Db, values: CustomerInsert): Promise<CustomerRow> {
-  const [row] = await db.insert(customers).values(values).returning();
-  return row;
+export function insertCustomer(db: Db, values: CustomerInsert): Promise<CustomerRow> {
+  return insertRow(db, customers, values);
 }
 
-export async function updateCustomer(db: Db, companyId: string, uuid: string, values: Partial<CustomerInsert>) {
-  const [row] = await db
-    .update(customers)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(customers, companyId, uuid))
-    .returning();
-  return row ?? null;
+export function updateCustomer(db: Db, companyId: string, uuid: string, values: Partial<CustomerInsert>) {
+  return updateRow(db, customers, companyId, uuid, values);
 }
 
 export function softDeleteCustomer(db: Db, companyId: string, uuid: string) {

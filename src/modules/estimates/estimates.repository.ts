@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;
@@ -68,18 +68,12 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
 }
 
 /** The live estimate, locked until the transaction ends so concurrent status moves cannot both pass. */
-export function lockEstimate(tx: Db, companyId: string, uuid: string): Promise<EstimateRow | null> {
-  return tx
-    .select()
-    .from(estimates)
-    .where(byUuid(estimates, companyId, uuid))
-    .for('update')
-    .then((rows) => rows[0] ?? null);
+export function lockEstimate(tx: Db, companyId: string, uuid: string) {
+  return findRow(tx, estimates, companyId, uuid, { lock: true });
 }
 
-export async function insertEstimate(db: Db, values: EstimateInsert): Promise<EstimateRow> {
-  const [row] = await db.insert(estimates).values(values).returning();
-  return row;
+export function insertEstimate(db: Db, values: EstimateInsert): Promise<EstimateRow> {
+  return insertRow(db, estimates, values);
 }
 
 export async function updateEstimate(db: Db, companyId: string, uuid: string, values: Partial<EstimateInsert>) {

@@ -1,7 +1,7 @@
 import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -101,18 +101,12 @@ export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
   );
 }
 
-export async function insertJob(db: Db, values: JobInsert): Promise<JobRow> {
-  const [row] = await db.insert(jobs).values(values).returning();
-  return row;
+export function insertJob(db: Db, values: JobInsert): Promise<JobRow> {
+  return insertRow(db, jobs, values);
 }
 
-export async function updateJob(db: Db, companyId: string, uuid: string, values: Partial<JobInsert>) {
-  const [row] = await db
-    .update(jobs)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(jobs, companyId, uuid))
-    .returning();
-  return row ?? null;
+export function updateJob(db: Db, companyId: string, uuid: string, values: Partial<JobInsert>) {
+  return updateRow(db, jobs, companyId, uuid, values);
 }
 
 export function softDeleteJob(db: Db, companyId: string, uuid: string) {

@@ -1,19 +1,14 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
 export type LocationRow = typeof locations.$inferSelect;
 export type LocationInsert = typeof locations.$inferInsert;
 
 export function findLocation(db: Db, companyId: string, uuid: string, includeDeleted = false) {
-  return db
-    .select()
-    .from(locations)
-    .where(byUuid(locations, companyId, uuid, includeDeleted))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+  return findRow(db, locations, companyId, uuid, { includeDeleted });
 }
 
 export function listLocations(db: Db, companyId: string, query: ListLocationsQuery) {
@@ -26,18 +21,12 @@ export function listLocations(db: Db, companyId: string, query: ListLocationsQue
   );
 }
 
-export async function insertLocation(db: Db, values: LocationInsert): Promise<LocationRow> {
-  const [row] = await db.insert(locations).values(values).returning();
-  return row;
+export function insertLocation(db: Db, values: LocationInsert): Promise<LocationRow> {
+  return insertRow(db, locations, values);
 }
 
-export async function updateLocation(db: Db, companyId: string, uuid: string, values: Partial<LocationInsert>) {
-  const [row] = await db
-    .update(locations)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(locations, companyId, uuid))
-    .returning();
-  return row ?? null;
+export function updateLocation(db: Db, companyId: string, uuid: string, values: Partial<LocationInsert>) {
+  return updateRow(db, locations, companyId, uuid, values);
 }
 
 /**

@@ -1,19 +1,14 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
 export type TemplateInsert = typeof templates.$inferInsert;
 
 export function findTemplate(db: Db, companyId: string, uuid: string, includeDeleted = false) {
-  return db
-    .select()
-    .from(templates)
-    .where(byUuid(templates, companyId, uuid, includeDeleted))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+  return findRow(db, templates, companyId, uuid, { includeDeleted });
 }
 
 export function listTemplates(db: Db, companyId: string, query: ListTemplatesQuery) {
@@ -30,18 +25,12 @@ export function listTemplates(db: Db, companyId: string, query: ListTemplatesQue
   );
 }
 
-export async function insertTemplate(db: Db, values: TemplateInsert): Promise<TemplateRow> {
-  const [row] = await db.insert(templates).values(values).returning();
-  return row;
+export function insertTemplate(db: Db, values: TemplateInsert): Promise<TemplateRow> {
+  return insertRow(db, templates, values);
 }
 
-export async function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
-  const [row] = await db
-    .update(templates)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(templates, companyId, uuid))
-    .returning();
-  return row ?? null;
+export function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
+  return updateRow(db, templates, companyId, uuid, values);
 }
 
 export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
@@ -50,10 +39,5 @@ export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
 
 /** The live template, locked until the transaction ends so concurrent updates cannot break its rules. */
 export function lockTemplate(tx: Db, companyId: string, uuid: string) {
-  return tx
-    .select()
-    .from(templates)
-    .where(byUuid(templates, companyId, uuid))
-    .for('update')
-    .then((rows) => rows[0] ?? null);
+  return findRow(tx, templates, companyId, uuid, { lock: true });
 }
