@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
-import { makeCompany, makeCustomer, makeLocation, createVia, type TestCompany } from './helpers/factories.js';
+import { makeCompany, makeCustomer } from './helpers/factories.js';
+import { PNG, seedAll } from './helpers/seed-all.js';
 
 /**
  * The tenant-isolation matrix, generated from the route table: for every route that addresses a record,
@@ -10,72 +11,9 @@ import { makeCompany, makeCustomer, makeLocation, createVia, type TestCompany } 
 
 const ctx = await buildTestApp();
 
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-  'base64',
-);
-
-async function uploadPhoto(key: string, jobUuid: string) {
-  const boundary = '----tenancy';
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="photo_type"\r\n\r\nbefore\r\n`),
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="photos"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
-    PNG,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  const response = await ctx.app.inject({
-    method: 'POST',
-    url: `/api/v1/jobs/${jobUuid}/photos`,
-    headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
-    payload,
-  });
-  expect(response.statusCode, response.body).toBe(200);
-  return response.json().data.photos[0];
-}
-
-/** One record of every resource for a company; keyed by the path parameter names that address them. */
-async function seedCompany(company: TestCompany) {
-  const location = await makeLocation(ctx.app, company.key);
-  const customer = await makeCustomer(ctx.app, company.key);
-  const job = await createVia(ctx.app, company.key, '/jobs', { customer_uuid: customer.uuid, title: 'Fix the boiler', actual_amount: 250 });
-  const template = await createVia(ctx.app, company.key, '/templates', { name: 'Tune-up', pricing_type: 'flat', base_price: 120 });
-  const estimate = await createVia(ctx.app, company.key, '/estimates', { customer_uuid: customer.uuid, template_uuid: template.uuid });
-  const invoice = await createVia(ctx.app, company.key, '/invoices', {
-    job_uuid: job.uuid,
-    customer_uuid: customer.uuid,
-    due_date: '2030-01-31',
-    line_items: [{ description: 'Labor', quantity: 2, unit_price: 100 }],
-  });
-  const payment = await createVia(ctx.app, company.key, '/payments', {
-    invoice_uuid: invoice.uuid,
-    payment_type: 'cash',
-    amount: 10,
-    payment_date: '2026-11-20',
-  });
-  const photo = await uploadPhoto(company.key, job.uuid);
-  return {
-    byCollection: {
-      '/api/v1/locations': location.uuid,
-      '/api/v1/customers': customer.uuid,
-      '/api/v1/jobs': job.uuid,
-      '/api/v1/templates': template.uuid,
-      '/api/v1/estimates': estimate.uuid,
-      '/api/v1/invoices': invoice.uuid,
-      '/api/v1/payments': payment.uuid,
-      '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
-    } as Record<string, string>,
-    jobUuid: job.uuid,
-    customerUuid: customer.uuid,
-    locationUuid: location.uuid,
-    templateUuid: template.uuid,
-    invoiceUuid: invoice.uuid,
-    estimateUuid: estimate.uuid,
-  };
-}
-
 const a = await makeCompany(ctx.database);
 const b = await makeCompany(ctx.database);
-const seedA = await seedCompany(a);
+const seedA = await seedAll(ctx.app, a.key);
 await makeCustomer(ctx.app, b.key);
 
 type Paths = Record<string, Record<string, unknown>>;
@@ -90,7 +28,7 @@ const collectionRoutes = Object.entries(paths).filter(([path, methods]) => {
 function fillForA(path: string): string {
   const collection = path.replace(/\/\{[^}]+\}$/, '');
   const id = seedA.byCollection[collection];
-  if (!id) throw new Error(`No tenancy fixture for ${path}: add one to seedCompany`);
+  if (!id) throw new Error(`No tenancy fixture for ${path}: add one to seedAll in test/helpers/seed-all.ts`);
   return path.replace('{job_uuid}', seedA.jobUuid).replace(/\{[^}]+\}$/, id);
 }
 

@@ -108,7 +108,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         description: descriptions.create,
         security: SECURITY,
         body: options.createBody,
-        response: { 200: single, ...errorResponses() },
+        response: { 200: single, ...errorResponses(409, 413) },
       },
     },
     async (request) => ok(await service.create(db(), request.principal, request.body as z.infer<TCreate>)),
@@ -128,7 +128,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         security: SECURITY,
         params: UuidParams,
         body: options.updateBody,
-        response: { 200: single, ...errorResponses(404) },
+        response: { 200: single, ...errorResponses(404, 413) },
       },
       handler: async (request) =>
         ok(

@@ -27,7 +27,7 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
         description: `Computes what create would store for a template and pricing inputs; nothing is written. ${ARITHMETIC}`,
         security: SECURITY,
         body: PreviewEstimateBody,
-        response: { 200: okSchema(EstimatePreview), ...errorResponses() },
+        response: { 200: okSchema(EstimatePreview), ...errorResponses(409, 413) },
       },
     },
     async (request) => ok(await previewEstimate(app.deps.database.db, request.principal.companyId, request.body)),

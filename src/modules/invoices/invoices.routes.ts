@@ -28,7 +28,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
           'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.',
         security: SECURITY,
         body: PreviewInvoiceBody.nullish().describe('Every field is optional; an empty or absent body previews 0.'),
-        response: { 200: okSchema(InvoicePreview), ...errorResponses() },
+        response: { 200: okSchema(InvoicePreview), ...errorResponses(409, 413) },
       },
     },
     async (request) => ok(await previewInvoice(app.deps.database.db, request.principal.companyId, request.body ?? {})),

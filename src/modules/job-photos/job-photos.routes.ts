@@ -1,6 +1,6 @@
 import multipart, { type MultipartValue } from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
@@ -13,6 +13,7 @@ import {
   JobPhotosParams,
   ListJobPhotosQuery,
   UploadFields,
+  UploadPhotosForm,
   UploadResponse,
 } from './job-photos.schemas.js';
 import * as service from './job-photos.service.js';
@@ -27,6 +28,10 @@ const UPLOAD_DESCRIPTION =
   '(before | during | after, default during, applies to every file) and `taken_at` (ISO 8601 with Z or an offset). ' +
   'The type is decided from the bytes: JPEG, PNG, WebP, HEIC/HEIF or GIF; at most MAX_PHOTO_BYTES (default 10 MiB) per ' +
   'file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing.';
+
+/** zod for params; the upload body is the multipart stream, read part by part, so its schema documents the form only. */
+const zodExceptBody: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : validatorCompiler(route as Parameters<typeof validatorCompiler>[0]);
 
 /** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
 function acceptField(fields: Record<string, string>, part: MultipartValue): UploadFields {
@@ -68,6 +73,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       config,
       schema: {
         tags: [TAG],
+        operationId: 'listJobPhotos',
         summary: 'List the photos of a job',
         description: 'Newest first; photo_type filters. 404 when the job is missing or deleted (even with include_deleted=true).',
         security: SECURITY,
@@ -88,6 +94,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       config,
       schema: {
         tags: [TAG],
+        operationId: 'getJobPhoto',
         summary: 'Get a photo of a job',
         description: 'A soft-deleted photo is 404 unless include_deleted=true; a deleted job is always 404.',
         security: SECURITY,
@@ -116,13 +123,16 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       config,
       schema: {
         tags: [TAG],
+        operationId: 'uploadJobPhotos',
         summary: 'Upload photos to a job',
         description: UPLOAD_DESCRIPTION,
         security: SECURITY,
         consumes: ['multipart/form-data'],
         params: JobPhotosParams,
-        response: { 200: okSchema(UploadResponse), ...errorResponses(404, 413) },
+        body: UploadPhotosForm,
+        response: { 200: okSchema(UploadResponse), ...errorResponses(404, 409, 413) },
       },
+      validatorCompiler: zodExceptBody,
     },
     async (request) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
@@ -157,6 +167,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       config,
       schema: {
         tags: [TAG],
+        operationId: 'deleteJobPhoto',
         summary: 'Delete a photo (soft)',
         description: 'Sets deleted_at; the stored file stays.',
         security: SECURITY,

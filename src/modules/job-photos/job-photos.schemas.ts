@@ -27,10 +27,22 @@ export type ListJobPhotosQuery = z.infer<typeof ListJobPhotosQuery>;
 
 /** The non-file fields of an upload, validated once all parts are read. */
 export const UploadFields = z.strictObject({
-  photo_type: photoType.default('during'),
-  taken_at: timestampInput.optional(),
+  photo_type: photoType.default('during').describe('before, during or after; applies to every file of the request.'),
+  taken_at: timestampInput.optional().describe('When the photos were taken: ISO 8601 with Z or an offset.'),
 });
 export type UploadFields = z.infer<typeof UploadFields>;
+
+/**
+ * The multipart/form-data body, for the document only: the route reads the stream part by part and checks
+ * the text fields with UploadFields as they arrive, so this schema is not run against request.body.
+ */
+export const UploadPhotosForm = z.strictObject({
+  photos: z
+    .array(z.file())
+    .min(1)
+    .describe('One or more image files (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too.'),
+  ...UploadFields.shape,
+});
 
 export const PhotoUserEmbed = z
   .object({ id: z.string(), first_name: z.string(), last_name: z.string() })

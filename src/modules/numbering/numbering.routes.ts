@@ -35,7 +35,7 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
           'Numbers are never reused: an override equal to a number already used (deleted documents included) is 400.',
         security: SECURITY,
         body: UpdateNumberingBody,
-        response: { 200: MessageSchema, ...errorResponses() },
+        response: { 200: MessageSchema, ...errorResponses(413) },
       },
     },
     async (request) => {

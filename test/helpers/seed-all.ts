@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
+import { createVia, makeCustomer, makeLocation } from './factories.js';
+
+/** A real 1x1 PNG. */
+export const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+/** A hand-written multipart/form-data body with one PNG in `photos` and the given text fields. */
+export function photoUploadPayload(fields: Record<string, string> = { photo_type: 'before' }, boundary = '----seed-all') {
+  const parts = Object.entries(fields).map(([name, value]) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+  );
+  const payload = Buffer.concat([
+    ...parts,
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="photos"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+    PNG,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  return { payload, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Uploads one PNG to a job; fails the test on anything but 200 and returns the uploaded photo. */
+export async function uploadPhoto(app: FastifyInstance, key: string, jobUuid: string) {
+  const { payload, contentType } = photoUploadPayload();
+  const response = await app.inject({
+    method: 'POST',
+    url: `/api/v1/jobs/${jobUuid}/photos`,
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+    payload,
+  });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json().data.photos[0];
+}
+
+export type SeededCompany = Awaited<ReturnType<typeof seedAll>>;
+
+/**
+ * One record of every resource for the company of `key`: a location, a customer, a job, a template, an
+ * estimate, an invoice with a line item, a payment and a photo. `byCollection` maps each collection path
+ * (as documented, with `{job_uuid}` for photos) to the id of its record.
+ */
+export async function seedAll(app: FastifyInstance, key: string) {
+  const location = await makeLocation(app, key);
+  const customer = await makeCustomer(app, key);
+  const job = await createVia(app, key, '/jobs', { customer_uuid: customer.uuid, title: 'Fix the boiler', actual_amount: 250 });
+  const template = await createVia(app, key, '/templates', { name: 'Tune-up', pricing_type: 'flat', base_price: 120 });
+  const estimate = await createVia(app, key, '/estimates', { customer_uuid: customer.uuid, template_uuid: template.uuid });
+  const invoice = await createVia(app, key, '/invoices', {
+    job_uuid: job.uuid,
+    customer_uuid: customer.uuid,
+    due_date: '2030-01-31',
+    line_items: [{ description: 'Labor', quantity: 2, unit_price: 100 }],
+  });
+  const payment = await createVia(app, key, '/payments', {
+    invoice_uuid: invoice.uuid,
+    payment_type: 'cash',
+    amount: 10,
+    payment_date: '2026-11-20',
+  });
+  const photo = await uploadPhoto(app, key, job.uuid);
+  return {
+    records: { location, customer, job, template, estimate, invoice, payment, photo },
+    byCollection: {
+      '/api/v1/locations': location.uuid,
+      '/api/v1/customers': customer.uuid,
+      '/api/v1/jobs': job.uuid,
+      '/api/v1/templates': template.uuid,
+      '/api/v1/estimates': estimate.uuid,
+      '/api/v1/invoices': invoice.uuid,
+      '/api/v1/payments': payment.uuid,
+      '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
+    } as Record<string, string>,
+    jobUuid: job.uuid as string,
+    customerUuid: customer.uuid as string,
+    locationUuid: location.uuid as string,
+    templateUuid: template.uuid as string,
+    invoiceUuid: invoice.uuid as string,
+    estimateUuid: estimate.uuid as string,
+    paymentUuid: payment.uuid as string,
+    photoUuid: photo.uuid as string,
+  };
+}
