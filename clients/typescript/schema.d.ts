@@ -580,43 +580,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        PaginationInput: {
-            /** @example 1 */
-            page: number;
-            /** @example 50 */
-            limit: number;
-            /** @example 120 */
-            total: number;
-            /** @example 3 */
-            total_pages: number;
-        };
-        ErrorInput: {
-            /** @constant */
-            success: false;
-            error: {
-                /** @enum {string} */
-                code: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
-                message: string;
-                details?: {
-                    field: string;
-                    message: string;
-                }[];
-            };
-        };
-        CompanyInput: {
-            uuid: string;
-            name: string;
-            email: string;
-            phone: string | null;
-            address_line_1: string | null;
-            address_line_2: string | null;
-            city: string | null;
-            /** @description State or province. */
-            state: string | null;
-            postal_code: string | null;
-            /** @description Country code. */
-            country: string | null;
-        };
         CreateCustomerBodyInput: {
             /**
              * @description First name.
@@ -732,44 +695,6 @@ export interface components {
             } | null;
             /** @description email, sms, both or null. */
             on_my_way_notify_via?: ("email" | "sms" | "both") | null;
-        };
-        CustomerInput: {
-            uuid: string;
-            first_name: string;
-            last_name: string;
-            company_name: string | null;
-            email: string | null;
-            phone: string | null;
-            /** @enum {string} */
-            customer_type: "Residential" | "Commercial";
-            is_vip: boolean;
-            physical_address1: string | null;
-            physical_address2: string | null;
-            physical_city: string | null;
-            physical_state: string | null;
-            physical_zip: string | null;
-            billing_address1: string | null;
-            billing_address2: string | null;
-            billing_city: string | null;
-            billing_state: string | null;
-            billing_zip: string | null;
-            primary_service_location_uuid: string | null;
-            notes: string | null;
-            internal_flags: {
-                [key: string]: unknown;
-            } | null;
-            on_my_way_notify_via: ("email" | "sms" | "both") | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
         };
         CreateLocationBodyInput: {
             /**
@@ -894,47 +819,6 @@ export interface components {
             is_primary?: boolean;
             /** @description Whether the location is active. */
             is_active?: boolean;
-        };
-        LocationInput: {
-            uuid: string;
-            name: string;
-            location_code: string | null;
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            zip: string;
-            phone: string | null;
-            timezone: string;
-            business_hours: {
-                [key: string]: unknown;
-            } | null;
-            default_tax_rules: {
-                [key: string]: unknown;
-            } | null;
-            service_types_offered: {
-                [key: string]: unknown;
-            } | null;
-            default_pricing_set_uuid: string | null;
-            is_primary: boolean;
-            is_active: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-        };
-        UserInput: {
-            id: string;
-            first_name: string;
-            last_name: string;
-            email: string | null;
         };
         CreateJobBodyInput: {
             /**
@@ -1082,161 +966,6 @@ export interface components {
             /** @description Customer-facing notes. */
             customer_notes?: string | null;
         };
-        JobCustomerInput: {
-            uuid: string;
-            first_name: string;
-            last_name: string;
-            company_name: string | null;
-            email: string | null;
-            phone: string | null;
-        };
-        JobLocationInput: {
-            uuid: string;
-            name: string;
-        };
-        JobAssignedUserInput: {
-            id: string;
-            first_name: string;
-            last_name: string;
-        };
-        JobListItemInput: {
-            uuid: string;
-            job_number: string | null;
-            customer_uuid: string;
-            location_uuid: string | null;
-            assigned_to_user_id: string | null;
-            title: string;
-            description: string | null;
-            /** @enum {string} */
-            status: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /** @enum {string} */
-            priority: "Low" | "Normal" | "High" | "Emergency";
-            is_urgent: boolean;
-            is_emergency: boolean;
-            service_address1: string | null;
-            service_address2: string | null;
-            service_city: string | null;
-            service_state: string | null;
-            service_zip: string | null;
-            estimated_amount: number | null;
-            actual_amount: number | null;
-            scheduled_date: string | null;
-            scheduled_time_start: string | null;
-            scheduled_time_end: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            invoiced_at: string | null;
-            paid_at: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: components["schemas"]["JobCustomerInput"];
-        };
-        JobInput: {
-            uuid: string;
-            job_number: string | null;
-            customer_uuid: string;
-            location_uuid: string | null;
-            assigned_to_user_id: string | null;
-            title: string;
-            description: string | null;
-            /** @enum {string} */
-            status: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /** @enum {string} */
-            priority: "Low" | "Normal" | "High" | "Emergency";
-            is_urgent: boolean;
-            is_emergency: boolean;
-            service_address1: string | null;
-            service_address2: string | null;
-            service_city: string | null;
-            service_state: string | null;
-            service_zip: string | null;
-            estimated_amount: number | null;
-            actual_amount: number | null;
-            scheduled_date: string | null;
-            scheduled_time_start: string | null;
-            scheduled_time_end: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            invoiced_at: string | null;
-            paid_at: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: components["schemas"]["JobCustomerInput"];
-            location: components["schemas"]["JobLocationInput"] | null;
-            assigned_user: components["schemas"]["JobAssignedUserInput"] | null;
-        };
-        PhotoUserInput: {
-            id: string;
-            first_name: string;
-            last_name: string;
-        };
-        JobPhotoInput: {
-            uuid: string;
-            job_uuid: string;
-            /** @description The uploader: the user of the API key. */
-            user_id: string;
-            /** @description Absolute, expiring URL of the file; works without the API key. */
-            photo_url: string;
-            /** @enum {string} */
-            photo_type: "before" | "during" | "after";
-            /** @description Original file name, for display only. */
-            file_name: string | null;
-            /** @description Bytes. */
-            file_size: number | null;
-            /**
-             * @description Detected from the bytes.
-             * @example image/jpeg
-             */
-            mime_type: string | null;
-            taken_at: string | null;
-            customer_email_sent: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            user: components["schemas"]["PhotoUserInput"] | null;
-        };
-        UploadedPhotoInput: {
-            uuid: string;
-            photo_url: string;
-            /** @enum {string} */
-            photo_type: "before" | "during" | "after";
-            taken_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-        };
         /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
         CreateTemplateBodyInput: {
             /**
@@ -1366,39 +1095,6 @@ export interface components {
             tax_rate?: number;
             /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
             is_active?: boolean;
-        };
-        TemplateInput: {
-            uuid: string;
-            name: string;
-            description: string | null;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            /** @example 129.99 */
-            base_price: number | null;
-            tiers: {
-                good: number;
-                better: number;
-                best: number;
-            } | null;
-            addons: {
-                id: string;
-                name: string;
-                price: number;
-            }[];
-            /** @example 8.25 */
-            tax_rate: number;
-            is_active: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
         };
         /** @description Creates a Pending estimate numbered from the estimate numbering settings (estimate_number cannot be supplied). Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
         CreateEstimateBodyInput: {
@@ -1559,174 +1255,6 @@ export interface components {
                  */
                 tax_amount?: number;
             } | null;
-        };
-        EstimateListItemInput: {
-            uuid: string;
-            /** @example EST-0001 */
-            estimate_number: string | null;
-            customer_uuid: string;
-            job_uuid: string | null;
-            template_uuid: string;
-            location_uuid: string | null;
-            created_by_user_id: string;
-            /** @enum {string} */
-            status: "Pending" | "Accepted" | "Declined" | "Expired";
-            template_name: string;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            selected_tier: ("good" | "better" | "best") | null;
-            /** @example 299 */
-            base_amount: number;
-            /** @example 35 */
-            addons_amount: number;
-            /** @example 27.56 */
-            tax_amount: number;
-            /** @example 361.56 */
-            total_amount: number;
-            /** @example 1 */
-            quantity: number;
-            selected_addons: string[] | null;
-            adjustments: {
-                base_amount?: number;
-                addons_amount?: number;
-                tax_amount?: number;
-            } | null;
-            service_description: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            response_notes: string | null;
-            expires_at: string | null;
-            responded_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
-        };
-        EstimateInput: {
-            uuid: string;
-            /** @example EST-0001 */
-            estimate_number: string | null;
-            customer_uuid: string;
-            job_uuid: string | null;
-            template_uuid: string;
-            location_uuid: string | null;
-            created_by_user_id: string;
-            /** @enum {string} */
-            status: "Pending" | "Accepted" | "Declined" | "Expired";
-            template_name: string;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            selected_tier: ("good" | "better" | "best") | null;
-            /** @example 299 */
-            base_amount: number;
-            /** @example 35 */
-            addons_amount: number;
-            /** @example 27.56 */
-            tax_amount: number;
-            /** @example 361.56 */
-            total_amount: number;
-            /** @example 1 */
-            quantity: number;
-            selected_addons: string[] | null;
-            adjustments: {
-                base_amount?: number;
-                addons_amount?: number;
-                tax_amount?: number;
-            } | null;
-            service_description: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            response_notes: string | null;
-            expires_at: string | null;
-            responded_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
-            job: {
-                uuid: string;
-                title: string;
-                status: string;
-            } | null;
-            template: {
-                uuid: string;
-                name: string;
-                /** @enum {string} */
-                pricing_type: "flat" | "tiered";
-            };
-            location: {
-                uuid: string;
-                name: string;
-            } | null;
-        };
-        EstimatePreviewInput: {
-            /** @description What create would store. */
-            preview: {
-                /** @example 299 */
-                base_amount: number;
-                /** @example 35 */
-                addons_amount: number;
-                /** @example 27.56 */
-                tax_amount: number;
-                /** @example 361.56 */
-                total_amount: number;
-            };
-            breakdown: {
-                /**
-                 * @description unit_price x quantity before any adjustment.
-                 * @example 299
-                 */
-                base_amount: number;
-                /**
-                 * @description The selected tier price or base_price.
-                 * @example 299
-                 */
-                unit_price: number;
-                /** @example 1 */
-                quantity: number;
-                /**
-                 * @description The template's tax rate in percent.
-                 * @example 8.25
-                 */
-                tax_rate: number;
-                /** @description The selected add-ons. */
-                addons: {
-                    id: string;
-                    name: string;
-                    /** @example 35 */
-                    price: number;
-                }[];
-                /** @description The adjustments given, {} when none. */
-                adjustments: {
-                    base_amount?: number;
-                    addons_amount?: number;
-                    tax_amount?: number;
-                };
-            };
         };
         /** @description line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents. */
         InvoiceLineItemBodyInput: {
@@ -1892,174 +1420,6 @@ export interface components {
              */
             discount_amount?: number;
         };
-        InvoiceLineItemInput: {
-            description: string | null;
-            /** @example 3 */
-            quantity: number;
-            /** @example 19.99 */
-            unit_price: number;
-            /** @example 59.97 */
-            line_total: number;
-            /** @example 8.875 */
-            tax_rate: number;
-            /** @example 5.32 */
-            tax_amount: number;
-        };
-        InvoiceListItemInput: {
-            uuid: string;
-            /** @example INV-0042 */
-            invoice_number: string | null;
-            customer_uuid: string;
-            job_uuid: string | null;
-            estimate_uuid: string | null;
-            location_uuid: string | null;
-            /** @enum {string} */
-            invoice_type: "Full" | "Partial" | "Progress";
-            /** @example null */
-            progress_percentage: number | null;
-            /**
-             * Format: date
-             * @example 2026-11-22
-             */
-            issue_date: string;
-            /**
-             * Format: date
-             * @example 2026-12-22
-             */
-            due_date: string;
-            /** @example 59.97 */
-            subtotal: number;
-            /** @example 5.32 */
-            tax_amount: number;
-            /** @example 0 */
-            discount_amount: number;
-            /** @example 65.29 */
-            total_amount: number;
-            /** @example 0 */
-            paid_amount: number;
-            /** @example 65.29 */
-            balance_amount: number;
-            line_items: components["schemas"]["InvoiceLineItemInput"][] | null;
-            notes: string | null;
-            terms: string | null;
-            internal_notes: string | null;
-            /**
-             * @description Stored Draft, Pending or Paid; Overdue is derived on read.
-             * @enum {string}
-             */
-            status: "Draft" | "Pending" | "Paid" | "Overdue";
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
-        };
-        InvoiceInput: {
-            uuid: string;
-            /** @example INV-0042 */
-            invoice_number: string | null;
-            customer_uuid: string;
-            job_uuid: string | null;
-            estimate_uuid: string | null;
-            location_uuid: string | null;
-            /** @enum {string} */
-            invoice_type: "Full" | "Partial" | "Progress";
-            /** @example null */
-            progress_percentage: number | null;
-            /**
-             * Format: date
-             * @example 2026-11-22
-             */
-            issue_date: string;
-            /**
-             * Format: date
-             * @example 2026-12-22
-             */
-            due_date: string;
-            /** @example 59.97 */
-            subtotal: number;
-            /** @example 5.32 */
-            tax_amount: number;
-            /** @example 0 */
-            discount_amount: number;
-            /** @example 65.29 */
-            total_amount: number;
-            /** @example 0 */
-            paid_amount: number;
-            /** @example 65.29 */
-            balance_amount: number;
-            line_items: components["schemas"]["InvoiceLineItemInput"][] | null;
-            notes: string | null;
-            terms: string | null;
-            internal_notes: string | null;
-            /**
-             * @description Stored Draft, Pending or Paid; Overdue is derived on read.
-             * @enum {string}
-             */
-            status: "Draft" | "Pending" | "Paid" | "Overdue";
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                uuid: string;
-                first_name: string;
-                last_name: string;
-                email: string | null;
-            };
-            job: {
-                uuid: string;
-                title: string;
-                status: string;
-            } | null;
-            estimate: {
-                uuid: string;
-                estimate_number: string | null;
-                status: string;
-            } | null;
-            location: {
-                uuid: string;
-                name: string;
-            } | null;
-        };
-        InvoicePreviewInput: {
-            preview: {
-                /** @example 59.97 */
-                subtotal: number;
-                /** @example 5.32 */
-                tax_amount: number;
-                /** @example 0 */
-                discount_amount: number;
-                /** @example 65.29 */
-                total_amount: number;
-                /**
-                 * @description Equals total_amount: nothing is paid yet.
-                 * @example 65.29
-                 */
-                balance_amount: number;
-            };
-            breakdown: {
-                line_items: components["schemas"]["InvoiceLineItemInput"][];
-            };
-        };
         /** @description payment_number (PAY-0001, per company), customer_uuid and net_amount are set by the service. */
         CreatePaymentBodyInput: {
             /**
@@ -2184,111 +1544,6 @@ export interface components {
              */
             status?: "Pending" | "Completed" | "Failed" | "Refunded";
         };
-        PaymentListItemInput: {
-            uuid: string;
-            /** @example PAY-0001 */
-            payment_number: string | null;
-            invoice_uuid: string;
-            customer_uuid: string;
-            /** @enum {string} */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
-            payment_method: string | null;
-            /** @example 30 */
-            amount: number;
-            /** @example 0.87 */
-            processing_fee: number;
-            /** @example 29.13 */
-            net_amount: number;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            payment_date: string;
-            transaction_id: string | null;
-            reference_number: string | null;
-            authorization_code: string | null;
-            payment_details: {
-                [key: string]: unknown;
-            } | null;
-            notes: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Completed" | "Failed" | "Refunded";
-            processed_at: string | null;
-            created_by_user_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            invoice: {
-                uuid: string;
-                invoice_number: string | null;
-            };
-        };
-        PaymentInput: {
-            uuid: string;
-            /** @example PAY-0001 */
-            payment_number: string | null;
-            invoice_uuid: string;
-            customer_uuid: string;
-            /** @enum {string} */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
-            payment_method: string | null;
-            /** @example 30 */
-            amount: number;
-            /** @example 0.87 */
-            processing_fee: number;
-            /** @example 29.13 */
-            net_amount: number;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            payment_date: string;
-            transaction_id: string | null;
-            reference_number: string | null;
-            authorization_code: string | null;
-            payment_details: {
-                [key: string]: unknown;
-            } | null;
-            notes: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Completed" | "Failed" | "Refunded";
-            processed_at: string | null;
-            created_by_user_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            invoice: {
-                uuid: string;
-                invoice_number: string | null;
-                /** @example 100 */
-                total_amount: number;
-                /** @example 70 */
-                balance_amount: number;
-                /** @enum {string} */
-                status: "Draft" | "Pending" | "Paid" | "Overdue";
-            };
-            customer: {
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
-        };
         NumberingKindUpdateInput: {
             /**
              * @description 0-20 ASCII letters, digits and - _ / . #
@@ -2309,20 +1564,6 @@ export interface components {
         UpdateNumberingBodyInput: {
             invoice?: components["schemas"]["NumberingKindUpdateInput"];
             estimate?: components["schemas"]["NumberingKindUpdateInput"];
-        };
-        NumberingSettingsInput: {
-            /** @example INV- */
-            prefix: string;
-            /** @example 4 */
-            padding: number;
-            /**
-             * @description The number the next document gets (the override when one is set).
-             * @example 1
-             */
-            next_number: number;
-            /** @example INV-0001 */
-            next_number_formatted: string;
-            has_override: boolean;
         };
         Pagination: {
             /** @example 1 */
@@ -2361,122 +1602,6 @@ export interface components {
             /** @description Country code. */
             country: string | null;
         };
-        CreateCustomerBody: {
-            /**
-             * @description First name.
-             * @example Dana
-             */
-            first_name: string;
-            /**
-             * @description Last name.
-             * @example Reyes
-             */
-            last_name: string;
-            /**
-             * @description For commercial customers.
-             * @example Reyes Dental
-             */
-            company_name?: string | null;
-            /** @description Email address. */
-            email?: string | null;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description Default Residential.
-             * @enum {string}
-             */
-            customer_type?: "Residential" | "Commercial";
-            /** @description Default false. */
-            is_vip?: boolean;
-            /** @description physical street address. */
-            physical_address1?: string | null;
-            /** @description physical suite, unit. */
-            physical_address2?: string | null;
-            /** @description physical city. */
-            physical_city?: string | null;
-            /** @description physical state, 2-letter US code. */
-            physical_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description physical ZIP. */
-            physical_zip?: string | null;
-            /** @description billing street address. */
-            billing_address1?: string | null;
-            /** @description billing suite, unit. */
-            billing_address2?: string | null;
-            /** @description billing city. */
-            billing_city?: string | null;
-            /** @description billing state, 2-letter US code. */
-            billing_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description billing ZIP. */
-            billing_zip?: string | null;
-            /** @description A location of the company. */
-            primary_service_location_uuid?: unknown | null;
-            /** @description Internal notes. */
-            notes?: string | null;
-            /** @description Free-form object. */
-            internal_flags?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description email, sms, both or null. */
-            on_my_way_notify_via?: ("email" | "sms" | "both") | null;
-        };
-        UpdateCustomerBody: {
-            /**
-             * @description First name.
-             * @example Dana
-             */
-            first_name?: string;
-            /**
-             * @description Last name.
-             * @example Reyes
-             */
-            last_name?: string;
-            /**
-             * @description For commercial customers.
-             * @example Reyes Dental
-             */
-            company_name?: string | null;
-            /** @description Email address. */
-            email?: string | null;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description Default Residential.
-             * @enum {string}
-             */
-            customer_type?: "Residential" | "Commercial";
-            /** @description Default false. */
-            is_vip?: boolean;
-            /** @description physical street address. */
-            physical_address1?: string | null;
-            /** @description physical suite, unit. */
-            physical_address2?: string | null;
-            /** @description physical city. */
-            physical_city?: string | null;
-            /** @description physical state, 2-letter US code. */
-            physical_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description physical ZIP. */
-            physical_zip?: string | null;
-            /** @description billing street address. */
-            billing_address1?: string | null;
-            /** @description billing suite, unit. */
-            billing_address2?: string | null;
-            /** @description billing city. */
-            billing_city?: string | null;
-            /** @description billing state, 2-letter US code. */
-            billing_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description billing ZIP. */
-            billing_zip?: string | null;
-            /** @description A location of the company. */
-            primary_service_location_uuid?: unknown | null;
-            /** @description Internal notes. */
-            notes?: string | null;
-            /** @description Free-form object. */
-            internal_flags?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description email, sms, both or null. */
-            on_my_way_notify_via?: ("email" | "sms" | "both") | null;
-        };
         Customer: {
             uuid: string;
             first_name: string;
@@ -2514,130 +1639,6 @@ export interface components {
              */
             updated_at: string;
             deleted_at: string | null;
-        };
-        CreateLocationBody: {
-            /**
-             * @description Location name.
-             * @example Austin HQ
-             */
-            name: string;
-            /**
-             * @description Internal code.
-             * @example ATX-1
-             */
-            location_code?: string | null;
-            /**
-             * @description Street address.
-             * @example 100 Congress Ave
-             */
-            address1: string;
-            /**
-             * @description Suite, unit.
-             * @example Suite 200
-             */
-            address2?: string | null;
-            /**
-             * @description City.
-             * @example Austin
-             */
-            city: string;
-            /**
-             * @description 2-letter US state code, upper case.
-             * @example TX
-             * @enum {string}
-             */
-            state: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
-            /**
-             * @description 12345, 12345-6789 or 123456789.
-             * @example 78701
-             */
-            zip: string;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description IANA time zone; default America/New_York.
-             * @example America/Chicago
-             */
-            timezone?: string;
-            /** @description Free-form object. */
-            business_hours?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            default_tax_rules?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            service_types_offered?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Pricing set id. */
-            default_pricing_set_uuid?: unknown | null;
-            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
-            is_primary?: boolean;
-        };
-        UpdateLocationBody: {
-            /**
-             * @description Location name.
-             * @example Austin HQ
-             */
-            name?: string;
-            /**
-             * @description Internal code.
-             * @example ATX-1
-             */
-            location_code?: string | null;
-            /**
-             * @description Street address.
-             * @example 100 Congress Ave
-             */
-            address1?: string;
-            /**
-             * @description Suite, unit.
-             * @example Suite 200
-             */
-            address2?: string | null;
-            /**
-             * @description City.
-             * @example Austin
-             */
-            city?: string;
-            /**
-             * @description 2-letter US state code, upper case.
-             * @example TX
-             * @enum {string}
-             */
-            state?: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
-            /**
-             * @description 12345, 12345-6789 or 123456789.
-             * @example 78701
-             */
-            zip?: string;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description IANA time zone; default America/New_York.
-             * @example America/Chicago
-             */
-            timezone?: string;
-            /** @description Free-form object. */
-            business_hours?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            default_tax_rules?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            service_types_offered?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Pricing set id. */
-            default_pricing_set_uuid?: unknown | null;
-            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
-            is_primary?: boolean;
-            /** @description Whether the location is active. */
-            is_active?: boolean;
         };
         Location: {
             uuid: string;
@@ -2679,152 +1680,6 @@ export interface components {
             first_name: string;
             last_name: string;
             email: string | null;
-        };
-        CreateJobBody: {
-            /**
-             * @description The client's own job number, free text.
-             * @example J-1042
-             */
-            job_number?: string | null;
-            /**
-             * Format: uuid
-             * @description A live customer of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid: unknown;
-            /** @description A live location of the company. */
-            location_uuid?: unknown | null;
-            /** @description A user of the company. */
-            assigned_to_user_id?: unknown | null;
-            /**
-             * @description Short title.
-             * @example Replace water heater
-             */
-            title: string;
-            /** @description What the job is about. */
-            description?: string | null;
-            /**
-             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
-             * @example Scheduled
-             * @enum {string}
-             */
-            status?: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /**
-             * @description Low, Normal, High or Emergency; default Normal.
-             * @example Normal
-             * @enum {string}
-             */
-            priority?: "Low" | "Normal" | "High" | "Emergency";
-            /** @description Default false. */
-            is_urgent?: boolean;
-            /** @description Default false. */
-            is_emergency?: boolean;
-            /**
-             * @description Service street address.
-             * @example 12 Elm St
-             */
-            service_address1?: string | null;
-            /** @description Service suite, unit. */
-            service_address2?: string | null;
-            /**
-             * @description Service city.
-             * @example Austin
-             */
-            service_city?: string | null;
-            /** @description Service state, 2-letter US code. */
-            service_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description Service ZIP. */
-            service_zip?: string | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            estimated_amount?: number | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            actual_amount?: number | null;
-            /** @description YYYY-MM-DD. */
-            scheduled_date?: string | null;
-            /** @description HH:MM, 24-hour. */
-            scheduled_time_start?: string | null;
-            /**
-             * @description HH:MM, 24-hour.
-             * @example 11:00
-             */
-            scheduled_time_end?: string | null;
-            /** @description Internal notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-        };
-        UpdateJobBody: {
-            /**
-             * @description The client's own job number, free text.
-             * @example J-1042
-             */
-            job_number?: string | null;
-            /**
-             * Format: uuid
-             * @description A live customer of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid?: unknown;
-            /** @description A live location of the company. */
-            location_uuid?: unknown | null;
-            /** @description A user of the company. */
-            assigned_to_user_id?: unknown | null;
-            /**
-             * @description Short title.
-             * @example Replace water heater
-             */
-            title?: string;
-            /** @description What the job is about. */
-            description?: string | null;
-            /**
-             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
-             * @example Scheduled
-             * @enum {string}
-             */
-            status?: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /**
-             * @description Low, Normal, High or Emergency; default Normal.
-             * @example Normal
-             * @enum {string}
-             */
-            priority?: "Low" | "Normal" | "High" | "Emergency";
-            /** @description Default false. */
-            is_urgent?: boolean;
-            /** @description Default false. */
-            is_emergency?: boolean;
-            /**
-             * @description Service street address.
-             * @example 12 Elm St
-             */
-            service_address1?: string | null;
-            /** @description Service suite, unit. */
-            service_address2?: string | null;
-            /**
-             * @description Service city.
-             * @example Austin
-             */
-            service_city?: string | null;
-            /** @description Service state, 2-letter US code. */
-            service_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description Service ZIP. */
-            service_zip?: string | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            estimated_amount?: number | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            actual_amount?: number | null;
-            /** @description YYYY-MM-DD. */
-            scheduled_date?: string | null;
-            /** @description HH:MM, 24-hour. */
-            scheduled_time_start?: string | null;
-            /**
-             * @description HH:MM, 24-hour.
-             * @example 11:00
-             */
-            scheduled_time_end?: string | null;
-            /** @description Internal notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
         };
         JobCustomer: {
             uuid: string;
@@ -2981,136 +1836,6 @@ export interface components {
              */
             created_at: string;
         };
-        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
-        CreateTemplateBody: {
-            /**
-             * @description Template name; copied to estimates created from it.
-             * @example AC tune-up
-             */
-            name: string;
-            /**
-             * @description What the service covers.
-             * @example Seasonal inspection and cleaning.
-             */
-            description?: string | null;
-            /**
-             * @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.
-             * @enum {string}
-             */
-            pricing_type: "flat" | "tiered";
-            /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
-             * @example 129.99
-             */
-            base_price?: number | null;
-            tiers?: {
-                /**
-                 * @description Price of the good tier.
-                 * @example 199
-                 */
-                good: number;
-                /**
-                 * @description Price of the better tier.
-                 * @example 299
-                 */
-                better: number;
-                /**
-                 * @description Price of the best tier.
-                 * @example 449
-                 */
-                best: number;
-            } | null;
-            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
-            addons?: {
-                /**
-                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
-                 * @example filter
-                 */
-                id: string;
-                /**
-                 * @description Name shown to the customer.
-                 * @example Replacement filter
-                 */
-                name: string;
-                /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
-                 * @example 35
-                 */
-                price: number;
-            }[];
-            /**
-             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
-             * @example 8.25
-             */
-            tax_rate?: number;
-            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
-            is_active?: boolean;
-        };
-        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
-        UpdateTemplateBody: {
-            /**
-             * @description Template name; copied to estimates created from it.
-             * @example AC tune-up
-             */
-            name?: string;
-            /**
-             * @description What the service covers.
-             * @example Seasonal inspection and cleaning.
-             */
-            description?: string | null;
-            /**
-             * @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.
-             * @enum {string}
-             */
-            pricing_type?: "flat" | "tiered";
-            /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
-             * @example 129.99
-             */
-            base_price?: number | null;
-            tiers?: {
-                /**
-                 * @description Price of the good tier.
-                 * @example 199
-                 */
-                good: number;
-                /**
-                 * @description Price of the better tier.
-                 * @example 299
-                 */
-                better: number;
-                /**
-                 * @description Price of the best tier.
-                 * @example 449
-                 */
-                best: number;
-            } | null;
-            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
-            addons?: {
-                /**
-                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
-                 * @example filter
-                 */
-                id: string;
-                /**
-                 * @description Name shown to the customer.
-                 * @example Replacement filter
-                 */
-                name: string;
-                /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
-                 * @example 35
-                 */
-                price: number;
-            }[];
-            /**
-             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
-             * @example 8.25
-             */
-            tax_rate?: number;
-            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
-            is_active?: boolean;
-        };
         Template: {
             uuid: string;
             name: string;
@@ -3143,166 +1868,6 @@ export interface components {
              */
             updated_at: string;
             deleted_at: string | null;
-        };
-        /** @description Creates a Pending estimate numbered from the estimate numbering settings (estimate_number cannot be supplied). Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        CreateEstimateBody: {
-            /**
-             * Format: uuid
-             * @description A live customer of the company; cannot change later.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid: unknown;
-            /**
-             * Format: uuid
-             * @description A live template of the company; its name and pricing_type are copied. Cannot change later.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            template_uuid: unknown;
-            /** @description A live job of the company. */
-            job_uuid?: unknown | null;
-            /** @description A live location of the company. */
-            location_uuid?: unknown | null;
-            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
-             * @example 1.5
-             */
-            quantity?: number;
-            /**
-             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
-             * @example [
-             *       "filter"
-             *     ]
-             */
-            selected_addons?: string[] | null;
-            adjustments?: {
-                /**
-                 * @description Replaces the computed base_amount.
-                 * @example 180
-                 */
-                base_amount?: number;
-                /**
-                 * @description Replaces the computed addons_amount.
-                 * @example 20
-                 */
-                addons_amount?: number;
-                /**
-                 * @description Replaces the computed tax_amount.
-                 * @example 0
-                 */
-                tax_amount?: number;
-            } | null;
-            /**
-             * @description What will be done; searchable.
-             * @example Replace condenser fan motor
-             */
-            service_description?: string | null;
-            /** @description Staff-only notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-            /** @description When the offer lapses (ISO 8601 with Z or an offset). */
-            expires_at?: unknown | null;
-        };
-        /** @description Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400). When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the template's current prices with the merged inputs; other updates keep the amounts. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        UpdateEstimateBody: {
-            /**
-             * @description Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null.
-             * @enum {string}
-             */
-            status?: "Pending" | "Accepted" | "Declined" | "Expired";
-            /**
-             * @description The customer's response.
-             * @example Approved by phone
-             */
-            response_notes?: string | null;
-            /** @description A live job of the company. */
-            job_uuid?: unknown | null;
-            /** @description A live location of the company. */
-            location_uuid?: unknown | null;
-            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
-             * @example 1.5
-             */
-            quantity?: number;
-            /**
-             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
-             * @example [
-             *       "filter"
-             *     ]
-             */
-            selected_addons?: string[] | null;
-            adjustments?: {
-                /**
-                 * @description Replaces the computed base_amount.
-                 * @example 180
-                 */
-                base_amount?: number;
-                /**
-                 * @description Replaces the computed addons_amount.
-                 * @example 20
-                 */
-                addons_amount?: number;
-                /**
-                 * @description Replaces the computed tax_amount.
-                 * @example 0
-                 */
-                tax_amount?: number;
-            } | null;
-            /**
-             * @description What will be done; searchable.
-             * @example Replace condenser fan motor
-             */
-            service_description?: string | null;
-            /** @description Staff-only notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-            /** @description When the offer lapses (ISO 8601 with Z or an offset). */
-            expires_at?: unknown | null;
-        };
-        /** @description Dry run: computes the amounts create would store; nothing is written. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        PreviewEstimateBody: {
-            /**
-             * Format: uuid
-             * @description A live template of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            template_uuid: unknown;
-            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
-             * @example 1.5
-             */
-            quantity?: number;
-            /**
-             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
-             * @example [
-             *       "filter"
-             *     ]
-             */
-            selected_addons?: string[] | null;
-            adjustments?: {
-                /**
-                 * @description Replaces the computed base_amount.
-                 * @example 180
-                 */
-                base_amount?: number;
-                /**
-                 * @description Replaces the computed addons_amount.
-                 * @example 20
-                 */
-                addons_amount?: number;
-                /**
-                 * @description Replaces the computed tax_amount.
-                 * @example 0
-                 */
-                tax_amount?: number;
-            } | null;
         };
         EstimateListItem: {
             uuid: string;
@@ -3472,170 +2037,6 @@ export interface components {
                 };
             };
         };
-        /** @description line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents. */
-        InvoiceLineItemBody: {
-            /**
-             * @description What was done or sold.
-             * @example Replace capacitor
-             */
-            description?: string | null;
-            /**
-             * @description Greater than 0, at most 3 decimals; default 1.
-             * @example 3
-             */
-            quantity?: number;
-            /**
-             * @description Price of one unit, at most 2 decimals.
-             * @example 19.99
-             */
-            unit_price: number;
-            /**
-             * @description Percent, 0 to 100, at most 4 decimals; default 0.
-             * @example 8.875
-             */
-            tax_rate?: number;
-        };
-        /** @description invoice_number is assigned automatically and cannot be sent. Amounts without line_items or subtotal: the estimate (when estimate_uuid is given), else the job's actual_amount, else its estimated_amount, else 0. */
-        CreateInvoiceBody: {
-            /**
-             * Format: uuid
-             * @description A live job of the company; it moves to Invoiced.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            job_uuid: unknown;
-            /**
-             * Format: uuid
-             * @description A live customer of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid: unknown;
-            /** @description A live estimate of the company; without line_items and subtotal its base + addons and tax are billed. */
-            estimate_uuid?: unknown | null;
-            /** @description A live location of the company; its timezone decides "today". */
-            location_uuid?: unknown | null;
-            /**
-             * Format: date
-             * @description Default today in the timezone of the location, else the primary location, else America/New_York.
-             * @example 2026-12-01
-             */
-            issue_date?: string;
-            /**
-             * Format: date
-             * @description Required. Past it, a Pending invoice with a balance reads as Overdue.
-             * @example 2026-12-01
-             */
-            due_date: string;
-            /**
-             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
-             * @example Full
-             * @enum {string}
-             */
-            invoice_type?: "Full" | "Partial" | "Progress";
-            progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
-            line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
-            /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
-             * @example 59.97
-             */
-            subtotal?: number;
-            /**
-             * @description Overrides the computed tax (before a Progress share).
-             * @example 5.32
-             */
-            tax_amount?: number;
-            /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
-             * @example 10
-             */
-            discount_amount?: number;
-            /**
-             * @description Customer-facing notes.
-             * @example Thank you for your business.
-             */
-            notes?: string | null;
-            /**
-             * @description Payment terms.
-             * @example Net 30
-             */
-            terms?: string | null;
-            /** @description Never shown to the customer. */
-            internal_notes?: string | null;
-            /**
-             * @description Pending (default) or Draft. A Pending invoice whose total is 0 is Paid at once.
-             * @example Pending
-             * @enum {string}
-             */
-            status?: "Pending" | "Draft";
-        };
-        /** @description Amounts, line items, customer, job and estimate are fixed once an invoice exists (400 when sent). */
-        UpdateInvoiceBody: {
-            /**
-             * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.
-             * @example Pending
-             * @enum {string}
-             */
-            status?: "Draft" | "Pending" | "Paid" | "Overdue";
-            /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
-             */
-            issue_date?: string;
-            /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
-             */
-            due_date?: string;
-            /** @description A live location of the company, or null. */
-            location_uuid?: unknown | null;
-            /** @description Customer-facing notes. */
-            notes?: string | null;
-            /** @description Payment terms. */
-            terms?: string | null;
-            /** @description Never shown to the customer. */
-            internal_notes?: string | null;
-        };
-        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create. */
-        PreviewInvoiceBody: {
-            /**
-             * Format: uuid
-             * @description A live job of the company; its amounts are used without line_items and subtotal.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            job_uuid?: unknown;
-            /**
-             * Format: uuid
-             * @description A live estimate of the company; preferred over the job as the amount source.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            estimate_uuid?: unknown;
-            /**
-             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
-             * @example Full
-             * @enum {string}
-             */
-            invoice_type?: "Full" | "Partial" | "Progress";
-            progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
-            line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
-            /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
-             * @example 59.97
-             */
-            subtotal?: number;
-            /**
-             * @description Overrides the computed tax (before a Progress share).
-             * @example 5.32
-             */
-            tax_amount?: number;
-            /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
-             * @example 10
-             */
-            discount_amount?: number;
-        };
         InvoiceLineItem: {
             description: string | null;
             /** @example 3 */
@@ -3804,130 +2205,6 @@ export interface components {
                 line_items: components["schemas"]["InvoiceLineItem"][];
             };
         };
-        /** @description payment_number (PAY-0001, per company), customer_uuid and net_amount are set by the service. */
-        CreatePaymentBody: {
-            /**
-             * Format: uuid
-             * @description A live, non-Draft invoice of the company; customer_uuid is taken from it.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            invoice_uuid: unknown;
-            /**
-             * @description credit_card, ach, check, cash or other.
-             * @example check
-             * @enum {string}
-             */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
-            /**
-             * @description Free text, e.g. a card brand or bank_transfer.
-             * @example visa
-             */
-            payment_method?: string | null;
-            /**
-             * @description Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.
-             * @example 30
-             */
-            amount: number;
-            /**
-             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
-             * @example 0.87
-             */
-            processing_fee?: number;
-            /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
-             */
-            payment_date: string;
-            /**
-             * @description Processor transaction id.
-             * @example ch_3N9
-             */
-            transaction_id?: string | null;
-            /**
-             * @description E.g. a check number.
-             * @example 1042
-             */
-            reference_number?: string | null;
-            /**
-             * @description For credit cards.
-             * @example A1B2C3
-             */
-            authorization_code?: string | null;
-            /** @description Free-form object. */
-            payment_details?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Notes. */
-            notes?: string | null;
-            /** @description Completed payments only; default now when the payment is or becomes Completed. */
-            processed_at?: unknown | null;
-            /**
-             * @description Completed (default) counts toward paid_amount at once; Pending holds nothing until completed.
-             * @example Completed
-             * @enum {string}
-             */
-            status?: "Pending" | "Completed";
-        };
-        /** @description invoice_uuid cannot change. A changed amount on a Completed payment re-checks the invoice balance. */
-        UpdatePaymentBody: {
-            /**
-             * @description credit_card, ach, check, cash or other.
-             * @example check
-             * @enum {string}
-             */
-            payment_type?: "credit_card" | "ach" | "check" | "cash" | "other";
-            /**
-             * @description Free text, e.g. a card brand or bank_transfer.
-             * @example visa
-             */
-            payment_method?: string | null;
-            /**
-             * @description Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.
-             * @example 30
-             */
-            amount?: number;
-            /**
-             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
-             * @example 0.87
-             */
-            processing_fee?: number;
-            /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
-             */
-            payment_date?: string;
-            /**
-             * @description Processor transaction id.
-             * @example ch_3N9
-             */
-            transaction_id?: string | null;
-            /**
-             * @description E.g. a check number.
-             * @example 1042
-             */
-            reference_number?: string | null;
-            /**
-             * @description For credit cards.
-             * @example A1B2C3
-             */
-            authorization_code?: string | null;
-            /** @description Free-form object. */
-            payment_details?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Notes. */
-            notes?: string | null;
-            /** @description Completed payments only; default now when the payment is or becomes Completed. */
-            processed_at?: unknown | null;
-            /**
-             * @description Moves: Pending -> Completed (re-checks the balance; sets processed_at = now unless sent) | Failed; Completed -> Refunded (stops counting; a Paid invoice reopens). The current status is a no-op; any other move: 400 invalid_status_transition.
-             * @example Completed
-             * @enum {string}
-             */
-            status?: "Pending" | "Completed" | "Failed" | "Refunded";
-        };
         PaymentListItem: {
             uuid: string;
             /** @example PAY-0001 */
@@ -4033,27 +2310,6 @@ export interface components {
                 last_name: string;
             };
         };
-        NumberingKindUpdate: {
-            /**
-             * @description 0-20 ASCII letters, digits and - _ / . #
-             * @example INV-
-             */
-            prefix?: string;
-            /**
-             * @description Zero-padding width, 0-12.
-             * @example 4
-             */
-            padding?: number;
-            /**
-             * @description One-time override used by the next document only; null clears it. 400 when that number was already used.
-             * @example 1001
-             */
-            override_next_number?: number | null;
-        };
-        UpdateNumberingBody: {
-            invoice?: components["schemas"]["NumberingKindUpdate"];
-            estimate?: components["schemas"]["NumberingKindUpdate"];
-        };
         NumberingSettings: {
             /** @example INV- */
             prefix: string;
@@ -4152,6 +2408,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4165,6 +2429,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4183,6 +2455,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,6 +2472,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4201,6 +2489,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4210,6 +2506,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4219,6 +2523,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4246,6 +2558,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4262,6 +2582,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4280,6 +2608,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4289,6 +2625,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4298,6 +2642,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4307,6 +2659,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4334,6 +2694,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4350,6 +2718,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4368,6 +2744,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4377,6 +2761,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4386,6 +2778,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4395,6 +2795,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4406,7 +2814,10 @@ export interface operations {
     createLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4419,6 +2830,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4432,6 +2851,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4450,6 +2877,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4459,6 +2894,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4468,6 +2911,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4477,6 +2928,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4486,6 +2945,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4495,6 +2962,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4521,6 +2996,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4534,6 +3017,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4552,6 +3043,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4561,6 +3060,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4570,6 +3077,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4579,6 +3094,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4588,6 +3111,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4615,6 +3146,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4628,6 +3167,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4646,6 +3193,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4655,6 +3210,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4664,6 +3227,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4673,6 +3244,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4682,6 +3261,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4691,6 +3278,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4714,6 +3309,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4730,6 +3333,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4748,6 +3359,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4757,6 +3376,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4766,6 +3393,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4775,6 +3410,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4784,6 +3427,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4811,6 +3462,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,6 +3483,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4842,6 +3509,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4851,6 +3526,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4860,6 +3543,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4869,6 +3560,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4878,6 +3577,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4887,6 +3594,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4918,6 +3633,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4934,6 +3657,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,6 +3683,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4961,6 +3700,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4970,6 +3717,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4979,6 +3734,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4990,7 +3753,10 @@ export interface operations {
     createCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5003,6 +3769,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5016,6 +3790,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5034,6 +3816,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5043,6 +3833,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5052,6 +3850,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5061,6 +3867,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5070,6 +3884,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5079,6 +3901,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5105,6 +3935,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5118,6 +3956,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5136,6 +3982,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5145,6 +3999,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5154,6 +4016,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5163,6 +4033,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5172,6 +4050,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5199,6 +4085,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5212,6 +4106,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5230,6 +4132,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5239,6 +4149,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5248,6 +4166,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5257,6 +4183,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5266,6 +4200,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5275,6 +4217,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +4248,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5314,6 +4272,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5332,6 +4298,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5341,6 +4315,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5350,6 +4332,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5359,6 +4349,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5368,6 +4366,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,6 +4401,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5408,6 +4422,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5426,6 +4448,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5435,6 +4465,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5444,6 +4482,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5453,6 +4499,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5462,6 +4516,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5471,6 +4533,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5510,6 +4580,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5526,6 +4604,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5544,6 +4630,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5553,6 +4647,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5562,6 +4664,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5571,6 +4681,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5582,7 +4700,10 @@ export interface operations {
     createJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5595,6 +4716,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5608,6 +4737,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5626,6 +4763,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5635,6 +4780,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,6 +4797,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5653,6 +4814,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5662,6 +4831,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5671,6 +4848,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5697,6 +4882,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,6 +4903,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5728,6 +4929,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5737,6 +4946,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5746,6 +4963,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5755,6 +4980,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5764,6 +4997,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5791,6 +5032,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,6 +5053,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5822,6 +5079,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5831,6 +5096,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5840,6 +5113,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5849,6 +5130,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5858,6 +5147,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5867,6 +5164,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5890,6 +5195,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5906,6 +5219,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5924,6 +5245,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5933,6 +5262,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5942,6 +5279,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5951,6 +5296,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5960,6 +5313,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5987,6 +5348,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6000,6 +5369,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6018,6 +5395,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6027,6 +5412,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6036,6 +5429,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6045,6 +5446,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6054,6 +5463,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6063,6 +5480,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6095,6 +5520,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6111,6 +5544,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6129,6 +5570,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6138,6 +5587,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6147,6 +5604,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6156,6 +5621,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6165,6 +5638,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6176,7 +5657,10 @@ export interface operations {
     uploadJobPhotos: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The job id. */
                 job_uuid: string;
@@ -6207,6 +5691,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6222,6 +5714,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6240,6 +5740,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6249,6 +5757,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6258,6 +5774,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6267,6 +5791,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6276,6 +5808,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6285,6 +5825,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6294,6 +5842,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6322,6 +5878,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6335,6 +5899,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6353,6 +5925,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6362,6 +5942,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6371,6 +5959,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6380,6 +5976,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6389,6 +5993,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6414,6 +6026,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6430,6 +6050,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6448,6 +6076,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6457,6 +6093,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6466,6 +6110,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6475,6 +6127,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6484,6 +6144,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6515,6 +6183,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6531,6 +6207,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6549,6 +6233,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6558,6 +6250,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6567,6 +6267,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6576,6 +6284,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6587,7 +6303,10 @@ export interface operations {
     createTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6600,6 +6319,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6613,6 +6340,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6631,6 +6366,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6640,6 +6383,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6649,6 +6400,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6658,6 +6417,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6667,6 +6434,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6676,6 +6451,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6702,6 +6485,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6715,6 +6506,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6733,6 +6532,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6742,6 +6549,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6751,6 +6566,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6760,6 +6583,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6769,6 +6600,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6796,6 +6635,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6809,6 +6656,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6827,6 +6682,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6836,6 +6699,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6845,6 +6716,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6854,6 +6733,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6863,6 +6750,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6872,6 +6767,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +6798,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6911,6 +6822,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6929,6 +6848,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6938,6 +6865,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6947,6 +6882,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6956,6 +6899,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6965,6 +6916,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6992,6 +6951,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7005,6 +6972,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7023,6 +6998,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7032,6 +7015,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7041,6 +7032,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7050,6 +7049,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7059,6 +7066,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,6 +7083,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7079,7 +7102,10 @@ export interface operations {
     previewEstimate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7092,6 +7118,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7105,6 +7139,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7123,6 +7165,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7132,6 +7182,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7141,6 +7199,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7150,6 +7216,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7159,6 +7233,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7168,6 +7250,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7203,6 +7293,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7219,6 +7317,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7237,6 +7343,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7246,6 +7360,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7255,6 +7377,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7264,6 +7394,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7275,7 +7413,10 @@ export interface operations {
     createEstimate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7288,6 +7429,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7301,6 +7450,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7319,6 +7476,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7328,6 +7493,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7337,6 +7510,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7346,6 +7527,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7355,6 +7544,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7364,6 +7561,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7390,6 +7595,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7403,6 +7616,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7421,6 +7642,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7430,6 +7659,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7439,6 +7676,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7448,6 +7693,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7457,6 +7710,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7484,6 +7745,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7497,6 +7766,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7515,6 +7792,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7524,6 +7809,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7533,6 +7826,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7542,6 +7843,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7551,6 +7860,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7560,6 +7877,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7583,6 +7908,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7599,6 +7932,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7617,6 +7958,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7626,6 +7975,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7635,6 +7992,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7644,6 +8009,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7653,6 +8026,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7680,6 +8061,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7693,6 +8082,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7711,6 +8108,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7720,6 +8125,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7729,6 +8142,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7738,6 +8159,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7747,6 +8176,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7756,6 +8193,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7767,7 +8212,10 @@ export interface operations {
     previewInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7781,6 +8229,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7794,6 +8250,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7812,6 +8276,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7821,6 +8293,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7830,6 +8310,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7839,6 +8327,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7848,6 +8344,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7857,6 +8361,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7892,6 +8404,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7908,6 +8428,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7926,6 +8454,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7935,6 +8471,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7944,6 +8488,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7953,6 +8505,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7964,7 +8524,10 @@ export interface operations {
     createInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7977,6 +8540,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7990,6 +8561,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8008,6 +8587,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8017,6 +8604,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8026,6 +8621,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8035,6 +8638,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8044,6 +8655,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8053,6 +8672,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8079,6 +8706,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8092,6 +8727,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8110,6 +8753,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8119,6 +8770,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8128,6 +8787,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8137,6 +8804,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8146,6 +8821,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8173,6 +8856,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8186,6 +8877,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8204,6 +8903,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8213,6 +8920,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8222,6 +8937,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8231,6 +8954,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8240,6 +8971,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8249,6 +8988,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8272,6 +9019,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8288,6 +9043,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8306,6 +9069,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8315,6 +9086,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8324,6 +9103,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8333,6 +9120,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8342,6 +9137,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8369,6 +9172,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8382,6 +9193,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8400,6 +9219,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8409,6 +9236,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8418,6 +9253,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8427,6 +9270,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8436,6 +9287,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8445,6 +9304,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8480,6 +9347,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8496,6 +9371,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8514,6 +9397,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8523,6 +9414,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8532,6 +9431,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8541,6 +9448,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8552,7 +9467,10 @@ export interface operations {
     createPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8565,6 +9483,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8578,6 +9504,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8596,6 +9530,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8605,6 +9547,14 @@ export interface operations {
             /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
             409: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8614,6 +9564,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8623,6 +9581,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8632,6 +9598,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8641,6 +9615,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8667,6 +9649,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8680,6 +9670,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8698,6 +9696,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8707,6 +9713,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8716,6 +9730,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8725,6 +9747,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8734,6 +9764,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8761,6 +9799,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8774,6 +9820,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8792,6 +9846,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8801,6 +9863,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8810,6 +9880,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8819,6 +9897,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8828,6 +9914,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8837,6 +9931,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8860,6 +9962,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8876,6 +9986,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8894,6 +10012,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8903,6 +10029,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8912,6 +10046,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8921,6 +10063,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8930,6 +10080,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8957,6 +10115,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8970,6 +10136,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8988,6 +10162,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8997,6 +10179,14 @@ export interface operations {
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9006,6 +10196,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9015,6 +10213,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9024,6 +10230,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9033,6 +10247,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9053,6 +10275,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9069,6 +10299,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9087,6 +10325,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9096,6 +10342,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9105,6 +10359,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9114,6 +10376,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9138,6 +10408,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9154,6 +10432,14 @@ export interface operations {
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9172,6 +10458,14 @@ export interface operations {
             /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
             403: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9181,6 +10475,14 @@ export interface operations {
             /** @description The request body is too large (`payload_too_large`). */
             413: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9190,6 +10492,14 @@ export interface operations {
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9199,6 +10509,14 @@ export interface operations {
             /** @description Unexpected server error (`internal_error`). */
             500: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9208,6 +10526,14 @@ export interface operations {
             /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {

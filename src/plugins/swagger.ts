@@ -3,6 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_DESCRIPTION } from '../shared/api-description.js';
+import { finishOpenApiDocument } from './openapi-finish.js';
 
 /** The OpenAPI 3.1 document, generated from the route schemas; served at /openapi.json and /docs. */
 export const swaggerPlugin = fp(
@@ -38,7 +39,7 @@ export const swaggerPlugin = fp(
         },
       },
       transform: jsonSchemaTransform,
-      transformObject: jsonSchemaTransformObject,
+      transformObject: (input) => finishOpenApiDocument(jsonSchemaTransformObject(input)),
     });
     await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
