@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { serializerCompiler as _zodSerializer, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
@@ -57,7 +57,7 @@ async function buildZodApp(deps: AppDeps) {
       const sent = request.headers['x-request-id'];
       return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : uuidv7();
     },
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
