@@ -522,3 +522,64 @@ describe('DELETE /invoices/:uuid and tenancy', () => {
     expect(stillThere.body.data.notes).toBeNull();
   });
 });
+
+describe('PUT/PATCH /invoices/:uuid amounts', () => {
+  it('re-prices from the stored line items when only the discount changes', async () => {
+    const s = await setup();
+    const invoice = await makeInvoice(ctx.app, s, {
+      line_items: [{ description: 'Filter', quantity: 3, unit_price: 19.99, tax_rate: 8.875 }],
+    });
+    const patched = await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { discount_amount: 5.29 });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(amounts(patched.body.data)).toEqual({ subtotal: 59.97, tax_amount: 5.32, discount_amount: 5.29, total_amount: 60, balance_amount: 60 });
+    expect(patched.body.data.line_items).toHaveLength(1);
+    const read = await api(s, 'GET', `/invoices/${invoice.uuid}`);
+    expect(read.body.data).toEqual(patched.body.data);
+  });
+
+  it('replaces the line items, and with them a tax given for the old ones', async () => {
+    const s = await setup();
+    const invoice = await makeInvoice(ctx.app, s, {
+      line_items: [{ quantity: 1, unit_price: 100 }],
+      tax_amount: 3,
+    });
+    expect(invoice.tax_amount).toBe(3);
+    const put = await api(s, 'PUT', `/invoices/${invoice.uuid}`, {
+      line_items: [
+        { description: 'Labor', quantity: 2, unit_price: 0.1, tax_rate: 10 },
+        { description: 'Part', quantity: 1, unit_price: 0.2, tax_rate: 10 },
+      ],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(amounts(put.body.data)).toEqual({ subtotal: 0.4, tax_amount: 0.04, discount_amount: 0, total_amount: 0.44, balance_amount: 0.44 });
+  });
+
+  it('keeps payments: the balance follows the new total, Paid when it reaches 0, and never below paid', async () => {
+    const s = await setup();
+    const invoice = await makeInvoiceOf(ctx.app, s, 100);
+    await makePayment(ctx.app, s.company.key, invoice.uuid, 60);
+    const discounted = await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { discount_amount: 40 });
+    expect(discounted.status, JSON.stringify(discounted.body)).toBe(200);
+    expect(discounted.body.data).toMatchObject({ total_amount: 60, paid_amount: 60, balance_amount: 0, status: 'Paid' });
+    const job = await readJob(ctx.database, s.company.companyId, s.jobUuid);
+    expect(job.paidAt).not.toBeNull();
+    expectValidationError(await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { discount_amount: 50 }), 'total_amount');
+    const reopened = await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { discount_amount: 0 });
+    expect(reopened.body.data).toMatchObject({ total_amount: 100, paid_amount: 60, balance_amount: 40, status: 'Pending' });
+  });
+
+  it('applies the create rules to an amount update', async () => {
+    const s = await setup();
+    const invoice = await makeInvoiceOf(ctx.app, s, 100);
+    const path = `/invoices/${invoice.uuid}`;
+    expectValidationError(await api(s, 'PATCH', path, { discount_amount: 100.01 }), 'discount_amount');
+    expectValidationError(await api(s, 'PATCH', path, { progress_percentage: 50 }), 'progress_percentage');
+    expectValidationError(await api(s, 'PATCH', path, { invoice_type: 'Progress' }), 'progress_percentage');
+    const progress = await api(s, 'PATCH', path, { invoice_type: 'Progress', progress_percentage: 25 });
+    expect(progress.status, JSON.stringify(progress.body)).toBe(200);
+    expect(amounts(progress.body.data)).toMatchObject({ subtotal: 25, total_amount: 25, balance_amount: 25 });
+    expectValidationError(await api(s, 'PATCH', path, { customer_uuid: s.customer.uuid }), 'customer_uuid');
+    const unchanged = await api(s, 'GET', path);
+    expect(unchanged.body.data.total_amount).toBe(25);
+  });
+});

@@ -1352,7 +1352,7 @@ export interface components {
              */
             status?: "Pending" | "Draft";
         };
-        /** @description Amounts, line items, customer, job and estimate are fixed once an invoice exists (400 when sent). */
+        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 when sent). */
         UpdateInvoiceBodyInput: {
             /**
              * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.
@@ -1374,6 +1374,30 @@ export interface components {
             due_date?: string;
             /** @description A live location of the company, or null. */
             location_uuid?: string | null;
+            /**
+             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
+             * @example Full
+             * @enum {string}
+             */
+            invoice_type?: "Full" | "Partial" | "Progress";
+            progress_percentage?: number | null;
+            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            line_items?: components["schemas"]["InvoiceLineItemBodyInput"][] | null;
+            /**
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @example 59.97
+             */
+            subtotal?: number;
+            /**
+             * @description Overrides the computed tax (before a Progress share).
+             * @example 5.32
+             */
+            tax_amount?: number;
+            /**
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @example 10
+             */
+            discount_amount?: number;
             /** @description Customer-facing notes. */
             notes?: string | null;
             /** @description Payment terms. */

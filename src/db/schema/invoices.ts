@@ -43,6 +43,8 @@ export const invoices = pgTable(
     paidAmount: money('paid_amount').notNull().default('0'),
     balanceAmount: money('balance_amount').notNull(),
     lineItems: jsonb('line_items'),
+    /** The amount inputs and source amounts the invoice was priced from; an amount update re-prices from them. */
+    pricingInput: jsonb('pricing_input'),
     notes: text('notes'),
     terms: text('terms'),
     internalNotes: text('internal_notes'),

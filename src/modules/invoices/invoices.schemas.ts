@@ -89,11 +89,14 @@ export const UpdateInvoiceBody = z
     issue_date: calendarDate.optional().describe('YYYY-MM-DD.'),
     due_date: calendarDate.optional().describe('YYYY-MM-DD.'),
     location_uuid: uuidString.nullable().optional().describe('A live location of the company, or null.'),
+    ...amountFields,
     notes: longText().nullable().optional().describe('Customer-facing notes.'),
     terms: longText().nullable().optional().describe('Payment terms.'),
     internal_notes: longText().nullable().optional().describe('Never shown to the customer.'),
   })
-  .describe('Amounts, line items, customer, job and estimate are fixed once an invoice exists (400 when sent).')
+  .describe(
+    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 when sent).',
+  )
   .meta({ id: 'UpdateInvoiceBody' });
 export type UpdateInvoiceBody = z.infer<typeof UpdateInvoiceBody>;
 

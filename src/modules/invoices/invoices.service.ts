@@ -3,12 +3,19 @@ import type { Db } from '../../db/client.js';
 import { customers, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
+import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
-import { NO_AMOUNT, priceInvoice, type AmountSource, type InvoicePricing } from './invoice-pricing.js';
+import {
+  NO_AMOUNT,
+  priceInvoice,
+  type AmountSource,
+  type InvoicePricing,
+  type PricedLine,
+  type PricingInput,
+} from './invoice-pricing.js';
 import { lockInvoice, settleInvoice } from './invoice-settlement.js';
 import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
 import * as repository from './invoices.repository.js';
@@ -26,7 +33,7 @@ const MONEY_COLUMNS = ['subtotal', 'taxAmount', 'discountAmount', 'totalAmount',
 
 function invoiceFields(row: repository.InvoiceRow, shownStatus: InvoiceStatus) {
   return {
-    ...rowToRecord(row, { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId'] }),
+    ...rowToRecord(row, { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId', 'pricingInput'] }),
     progress_percentage: row.progressPercentage === null ? null : Number(row.progressPercentage),
     status: shownStatus,
   };
@@ -84,6 +91,49 @@ function pricingColumns(pricing: InvoicePricing) {
   };
 }
 
+const AMOUNT_FIELDS = ['invoice_type', 'progress_percentage', 'line_items', 'subtotal', 'tax_amount', 'discount_amount'] as const;
+
+/** What an invoice was priced from: the amount inputs of the request and the job's or estimate's amounts. */
+interface StoredPricing {
+  input: PricingInput;
+  source: AmountSource;
+}
+
+function pricingInputOf(body: PricingInput): PricingInput {
+  const input: Record<string, unknown> = {};
+  for (const field of AMOUNT_FIELDS) if (body[field] !== undefined) input[field] = body[field];
+  return input as PricingInput;
+}
+
+/** The stored pricing; for rows written without it, the stored amounts taken as given. */
+function storedPricing(invoice: repository.InvoiceRow): StoredPricing {
+  if (invoice.pricingInput) return invoice.pricingInput as StoredPricing;
+  const lines = invoice.lineItems as PricedLine[] | null;
+  return {
+    input: {
+      invoice_type: invoice.invoiceType as PricingInput['invoice_type'],
+      progress_percentage: invoice.progressPercentage === null ? null : Number(invoice.progressPercentage),
+      line_items: lines?.map(({ description, quantity, unit_price, tax_rate }) => ({ description, quantity, unit_price, tax_rate })) ?? null,
+      ...(lines ? {} : { subtotal: moneyOut(invoice.subtotal), tax_amount: moneyOut(invoice.taxAmount) }),
+      discount_amount: moneyOut(invoice.discountAmount),
+    },
+    source: NO_AMOUNT,
+  };
+}
+
+/**
+ * The inputs of an amount update: the stored ones with the sent fields replacing theirs. New line items
+ * replace the old ones together with a subtotal or tax given for those.
+ */
+function repricedInput(stored: PricingInput, body: UpdateInvoiceBody): PricingInput {
+  const input: PricingInput = { ...stored, ...pricingInputOf(body) };
+  if (body.line_items !== undefined) {
+    if (body.subtotal === undefined) delete input.subtotal;
+    if (body.tax_amount === undefined) delete input.tax_amount;
+  }
+  return input;
+}
+
 /** The dry run of create's arithmetic: same input, same numbers; nothing is written. */
 export async function previewInvoice(db: Db, companyId: string, body: PreviewInvoiceBody): Promise<InvoicePreview> {
   const pricing = priceInvoice(body, await amountSource(db, companyId, body));
@@ -120,7 +170,8 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   await db.transaction(async (tx) => {
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
-    const pricing = priceInvoice(body, await amountSource(tx, companyId, body));
+    const source = await amountSource(tx, companyId, body);
+    const pricing = priceInvoice(body, source);
     const locationUuid = body.location_uuid ?? null;
     const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
     const status = settledStatus(body.status ?? 'Pending', pricing.total);
@@ -143,6 +194,7 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       issueDate,
       dueDate: body.due_date,
       ...pricingColumns(pricing),
+      pricingInput: { input: pricingInputOf(body), source } satisfies StoredPricing,
       notes: body.notes ?? null,
       terms: body.terms ?? null,
       internalNotes: body.internal_notes ?? null,
@@ -158,22 +210,42 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
     const invoice = await lockInvoice(tx, companyId, uuid);
     if (!invoice) throw notFound('Invoice');
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
+    const repriced = AMOUNT_FIELDS.some((field) => body[field] !== undefined) ? reprice(invoice, body) : null;
+    const current = repriced ? { ...invoice, ...repriced.columns } : invoice;
     let status = invoice.status;
     if (body.status !== undefined) {
       const shown = (await repository.findShownStatus(tx, companyId, uuid)) ?? invoice.status;
-      const current = {
-        stored: invoice.status,
-        shown,
-        balance: toCents(invoice.balanceAmount),
-        paid: toCents(invoice.paidAmount),
-      };
-      status = requestedStatus(current, body.status);
+      status = requestedStatus(
+        { stored: invoice.status, shown, balance: toCents(current.balanceAmount), paid: toCents(invoice.paidAmount) },
+        body.status,
+      );
     }
-    const columns = bodyToColumns(body, { skip: ['status'] });
+    const columns = { ...bodyToColumns(body, { skip: ['status', ...AMOUNT_FIELDS] }), ...repriced?.columns };
     if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
-    await settleInvoice(tx, companyId, invoice, status);
+    await settleInvoice(tx, companyId, current, status);
   });
   return get(db, companyId, uuid, false);
+}
+
+/** Re-prices an invoice whose amount inputs change; its payments stay, so the total may not fall below them. */
+function reprice(invoice: repository.InvoiceRow, body: UpdateInvoiceBody) {
+  const stored = storedPricing(invoice);
+  const input = repricedInput(stored.input, body);
+  const pricing = priceInvoice(input, stored.source);
+  const paid = toCents(invoice.paidAmount);
+  if (pricing.total < paid) {
+    throw invalidField('total_amount', `would fall below the amount already paid (${fromCents(paid)})`);
+  }
+  return {
+    columns: {
+      ...pricingColumns(pricing),
+      paidAmount: invoice.paidAmount,
+      balanceAmount: centsToDecimal(pricing.total - paid),
+      invoiceType: input.invoice_type ?? 'Full',
+      progressPercentage: input.progress_percentage == null ? null : String(input.progress_percentage),
+      pricingInput: { input, source: stored.source } satisfies StoredPricing,
+    },
+  };
 }
 
 async function remove(db: Db, companyId: string, uuid: string) {
