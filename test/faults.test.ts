@@ -5,6 +5,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
 import { call, createTestDatabase } from './helpers/app.js';
+import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-factories.js';
 import { makeCompany, validCustomer } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
@@ -32,7 +33,7 @@ async function buildProxiedApp(env: Record<string, string> = {}): Promise<FaultA
   const proxy = await TcpProxy.start({ host: real.hostname, port: Number(real.port || 5432) });
   const config = loadConfig({
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '0',
     DATA_DIR: 'memory://',
     DATABASE_URL: proxy.urlFor(testDb.url as string),
@@ -73,17 +74,31 @@ function expectUnavailable(response: { status: number; body: any }) {
   });
 }
 
+/**
+ * Once nothing runs, every pool client is back in the pool: a client lost during the outage and never
+ * released would shrink the pool for good (and make pool.end() hang).
+ */
+async function expectNoLeakedClients(database: Database) {
+  const pool = database.pool as NonNullable<Database['pool']>;
+  await waitFor(async () => pool.totalCount === pool.idleCount, 5_000).catch(() => undefined);
+  expect({ checkedOut: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }).toEqual({ checkedOut: 0, waiting: 0 });
+}
+
 /** Requests of every kind a client makes, through the app, while `running` holds. */
-function startLoad(app: FastifyInstance, key: string, workers: number) {
+function startLoad(app: FastifyInstance, key: string, invoiceUuid: string, workers: number) {
   const statuses: number[] = [];
   const codes = new Set<string>();
   let running = true;
   const loop = async (worker: number) => {
     for (let n = 0; running; n++) {
+      const kind = (worker + n) % 3;
       const response =
-        n % 2 === 0
+        kind === 0
           ? await call(app, 'POST', '/api/v1/customers', { key, body: validCustomer({ last_name: `Load${worker}-${n}` }) })
-          : await call(app, 'GET', '/api/v1/customers?search=load&limit=5', { key });
+          : kind === 1
+            ? await call(app, 'GET', '/api/v1/customers?search=load&limit=5', { key })
+            : // A transaction with a row lock: the connection is checked out of the pool when it is cut.
+              await call(app, 'POST', '/api/v1/payments', { key, body: paymentBody(invoiceUuid, 0.01) });
       statuses.push(response.status);
       if (response.status !== 200) codes.add(response.body?.error?.code);
     }
@@ -101,14 +116,16 @@ function startLoad(app: FastifyInstance, key: string, workers: number) {
 
 describe.skipIf(!testDb.url)('database outage (connections cut, new ones refused)', () => {
   it('answers 503 fast under load, /readyz goes false, and recovers by itself', async () => {
-    const { app, proxy } = await buildProxiedApp();
-    const cached = await makeCompany(testDb.database);
+    const { app, proxy, database } = await buildProxiedApp();
+    const setup = await makeBillingSetup(app, testDb.database);
+    const cached = setup.company;
+    const invoice = await makeInvoiceOf(app, setup, 100_000);
     const fresh = await makeCompany(testDb.database);
     // The first key is used (and cached) before the outage; the second is seen only during it.
     expect((await call(app, 'GET', '/api/v1/companies/me', { key: cached.key })).status).toBe(200);
     expect((await call(app, 'GET', '/readyz')).status).toBe(200);
 
-    const load = startLoad(app, cached.key, 6);
+    const load = startLoad(app, cached.key, invoice.uuid, 6);
     await waitFor(async () => load.statuses.filter((status) => status === 200).length >= 20, 15_000);
     proxy.down();
     // In-flight requests on cut connections fail; let the load run on into the outage.
@@ -142,11 +159,21 @@ describe.skipIf(!testDb.url)('database outage (connections cut, new ones refused
 
     const created = await call(app, 'POST', '/api/v1/customers', { key: fresh.key, body: validCustomer() });
     expect(created.status).toBe(200);
+    // Payments cut mid-transaction were rolled back: the invoice's paid amount is exactly its payments' sum.
+    const sums = await testDb.database.db.execute(sql`
+      select i.paid_amount::text as paid, coalesce(sum(p.amount), 0)::text as payments, count(p.*)::int as n
+      from invoices i left join payments p on p.company_id = i.company_id and p.invoice_uuid = i.uuid
+        and p.status = 'Completed' and p.deleted_at is null
+      where i.uuid = ${invoice.uuid} group by i.paid_amount`);
+    const [row] = (sums as unknown as { rows: Array<{ paid: string; payments: string; n: number }> }).rows;
+    expect(row.paid).toBe(row.payments);
+    expect(row.n).toBeGreaterThan(0);
+    await expectNoLeakedClients(database);
     expect((await call(app, 'GET', `/api/v1/customers/${created.body.data.uuid}`, { key: fresh.key })).status).toBe(200);
   }, 60_000);
 
   it('survives several outages in a row and an outage while idle', async () => {
-    const { app, proxy } = await buildProxiedApp();
+    const { app, proxy, database } = await buildProxiedApp();
     const company = await makeCompany(testDb.database);
     for (let round = 0; round < 3; round++) {
       expect((await call(app, 'GET', '/api/v1/customers', { key: company.key })).status).toBe(200);
@@ -160,12 +187,35 @@ describe.skipIf(!testDb.url)('database outage (connections cut, new ones refused
       const response = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
       expect(response.status, JSON.stringify(response.body)).toBe(200);
     }
+    await expectNoLeakedClients(database);
   }, 60_000);
+});
+
+describe.skipIf(!testDb.url)('connection cut at the start of a transaction', () => {
+  it('does not leak the pool client when BEGIN fails, so the pool never runs dry', async () => {
+    const { app, proxy, database } = await buildProxiedApp({ DATABASE_POOL_SIZE: '2' });
+    const setup = await makeBillingSetup(app, testDb.database);
+    const invoice = await makeInvoiceOf(app, setup, 1_000);
+    // Every BEGIN kills its connection: each payment (a transaction) fails right at its start.
+    proxy.cutWhen = (chunk) => chunk.includes('begin\0');
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const { value, ms } = await timed(() =>
+        call(app, 'POST', '/api/v1/payments', { key: setup.company.key, body: paymentBody(invoice.uuid, 1) }),
+      );
+      expectUnavailable(value);
+      expect(ms).toBeLessThan(6_000);
+    }
+    proxy.cutWhen = undefined;
+    // More failed BEGINs than pool slots, yet the pool still serves: nothing was leaked.
+    const paid = await call(app, 'POST', '/api/v1/payments', { key: setup.company.key, body: paymentBody(invoice.uuid, 1) });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    await expectNoLeakedClients(database);
+  }, 30_000);
 });
 
 describe.skipIf(!testDb.url)('network partition (connections go silent)', () => {
   it('answers 503 within the timeouts instead of hanging, then recovers', async () => {
-    const { app, proxy } = await buildProxiedApp({ STATEMENT_TIMEOUT_MS: '1000' });
+    const { app, proxy, database } = await buildProxiedApp({ STATEMENT_TIMEOUT_MS: '1000' });
     const company = await makeCompany(testDb.database);
     // Warm the pool so requests during the partition meet established, now silent, connections.
     await Promise.all(Array.from({ length: 5 }, () => call(app, 'GET', '/api/v1/customers', { key: company.key })));
@@ -187,6 +237,7 @@ describe.skipIf(!testDb.url)('network partition (connections go silent)', () => 
     await waitFor(async () => (await call(app, 'GET', '/api/v1/customers', { key: company.key })).status === 200, 20_000);
     const created = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
+    await expectNoLeakedClients(database);
   }, 60_000);
 });
 

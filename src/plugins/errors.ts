@@ -12,19 +12,23 @@ interface PgLikeError {
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** node-postgres reports a lost or silent connection with a plain Error (no code) and one of these messages. */
+const CONNECTION_MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Query read timeout|Client was closed and is not queryable/i;
+
 /** The underlying driver error of a (possibly wrapped) query error. */
 function driverError(error: unknown): PgLikeError | null {
   let current: unknown = error;
+  let lostConnection = false;
+  // Drizzle wraps the driver's error (DrizzleQueryError, message "Failed query: ..."): look through causes.
   for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
     const candidate = current as PgLikeError & { cause?: unknown };
     if (typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code)) return candidate;
     if (typeof candidate.code === 'string' && CONNECTION_ERRORS.has(candidate.code)) return candidate;
+    if (current instanceof Error && CONNECTION_MESSAGES.test(current.message)) lostConnection = true;
     current = candidate.cause;
   }
-  if (error instanceof Error && /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(error.message)) {
-    return { code: 'ECONNRESET' };
-  }
-  return null;
+  return lostConnection ? { code: 'ECONNRESET' } : null;
 }
 
 function fieldOfPath(path: ReadonlyArray<PropertyKey>): string {

@@ -17,6 +17,8 @@ export class TcpProxy {
   private mode: ProxyMode = 'up';
   /** Connections accepted so far (each a pool client of the app). */
   connections = 0;
+  /** When set, a connection is cut the moment the client sends a chunk this matches (before it is forwarded). */
+  cutWhen: ((chunk: Buffer) => boolean) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -68,6 +70,12 @@ export class TcpProxy {
     }
     const upstream = connect(target.port, target.host);
     this.track(upstream);
+    client.on('data', (chunk: Buffer) => {
+      if (this.cutWhen?.(chunk)) {
+        client.resetAndDestroy();
+        upstream.destroy();
+      }
+    });
     client.pipe(upstream);
     upstream.pipe(client);
     client.once('close', () => upstream.destroy());

@@ -169,6 +169,10 @@ export class PhotoUpload {
     const uuid = uuidv7();
     const storageKey = `${this.actor.companyId}/${this.jobUuid}/${uuid}.${extension}`;
     const counter = byteCounter();
+    // The limit can be hit before storage.put has attached its listeners (local storage first awaits a
+    // mkdir): the error stays on the destroyed stream and put's pipeline reports it, instead of an
+    // 'error' event without a listener becoming an uncaught exception that takes the process down.
+    counter.on('error', () => undefined);
     // Busboy stops at the size limit and emits 'limit': abort the write instead of keeping a cut file.
     file.once('limit', () => counter.destroy(this.tooLarge()));
     whole.once('error', (error) => counter.destroy(error));
