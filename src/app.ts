@@ -59,6 +59,8 @@ async function buildZodApp(deps: AppDeps) {
     },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,

@@ -31,6 +31,7 @@ const ConfigSchema = z.object({
   MAX_PHOTO_BYTES: z.coerce.number().int().min(1).default(10 * 1024 * 1024),
   MAX_PHOTOS_PER_REQUEST: z.coerce.number().int().min(1).max(100).default(10),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   TRUST_PROXY: optionalString,
   CORS_ORIGINS: optionalString,
