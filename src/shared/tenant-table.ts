@@ -1,5 +1,5 @@
 import { and, count, desc, eq, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
 import { invalidField } from '../errors.js';
@@ -71,13 +71,17 @@ export async function countRows(
 ): Promise<number> {
   const active = filters.filter((filter) => filter !== undefined);
   if (active.length > 0) return countWhere(db, table, and(scoped(table, companyId, includeDeleted), ...active));
-  const [row] = await db
-    .select({
-      live: sql<string>`coalesce(sum(${recordCounts.live}), 0)`,
-      deleted: sql<string>`coalesce(sum(${recordCounts.deleted}), 0)`,
-    })
-    .from(recordCounts)
-    .where(and(eq(recordCounts.companyId, companyId), eq(recordCounts.tableName, getTableName(table))));
+  const build = () =>
+    db
+      .select({
+        live: sql<string>`coalesce(sum(${recordCounts.live}), 0)`,
+        deleted: sql<string>`coalesce(sum(${recordCounts.deleted}), 0)`,
+      })
+      .from(recordCounts)
+      .where(and(eq(recordCounts.companyId, sql.placeholder('companyId')), eq(recordCounts.tableName, sql.placeholder('tableName'))));
+  const params = { companyId, tableName: getTableName(table) };
+  const rows = isTransaction(db) ? await build().execute(params) : await prepared(db, 'count_records', build).execute(params);
+  const row = rows[0] as { live: string; deleted: string } | undefined;
   return Number(row?.live ?? 0) + (includeDeleted ? Number(row?.deleted ?? 0) : 0);
 }
 
@@ -115,6 +119,32 @@ export async function requireReference(
 type RowOf<T extends TenantTable> = T['$inferSelect'];
 type InsertOf<T extends TenantTable> = T['$inferInsert'];
 
+interface PreparedRead {
+  execute(params: Record<string, unknown>): Promise<unknown[]>;
+}
+
+const preparedReads = new WeakMap<object, Map<string, PreparedRead>>();
+
+/**
+ * A statement prepared once per database handle and name, so hot reads skip building their SQL on
+ * every request and PostgreSQL skips parsing it. Transactions build their queries as usual.
+ */
+function prepared(db: Db, name: string, build: () => { prepare(name: string): PreparedRead }): PreparedRead {
+  let statements = preparedReads.get(db);
+  if (!statements) {
+    statements = new Map();
+    preparedReads.set(db, statements);
+  }
+  let statement = statements.get(name);
+  if (!statement) {
+    statement = build().prepare(name);
+    statements.set(name, statement);
+  }
+  return statement;
+}
+
+const isTransaction = (db: Db) => db instanceof PgTransaction;
+
 /** The company's row with this uuid (live unless includeDeleted), or null; `lock` holds it FOR UPDATE. */
 export async function findRow<T extends TenantTable>(
   db: Db,
@@ -123,9 +153,62 @@ export async function findRow<T extends TenantTable>(
   uuid: string,
   options: { includeDeleted?: boolean; lock?: boolean } = {},
 ): Promise<RowOf<T> | null> {
-  const query = db.select().from(table as TenantTable).where(byUuid(table, companyId, uuid, options.includeDeleted)).limit(1);
-  const rows = options.lock ? await query.for('update') : await query;
+  const includeDeleted = options.includeDeleted ?? false;
+  let rows: unknown[];
+  if (options.lock || isTransaction(db)) {
+    const query = db.select().from(table as TenantTable).where(byUuid(table, companyId, uuid, includeDeleted)).limit(1);
+    rows = options.lock ? await query.for('update') : await query;
+  } else {
+    const name = `find_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
+    const statement = prepared(db, name, () =>
+      db
+        .select()
+        .from(table as TenantTable)
+        .where(
+          and(
+            eq(table.companyId, sql.placeholder('companyId')),
+            eq(table.uuid, sql.placeholder('uuid')),
+            includeDeleted ? undefined : isNull(table.deletedAt),
+          ),
+        )
+        .limit(1),
+    );
+    rows = await statement.execute({ companyId, uuid });
+  }
   return (rows[0] as RowOf<T> | undefined) ?? null;
+}
+
+/**
+ * A page of a table's rows, newest first, within the company scope plus `filters`. The unfiltered page,
+ * the most requested one, runs as a prepared statement.
+ */
+export async function selectPage<T extends TenantTable>(
+  db: Db,
+  table: T,
+  companyId: string,
+  options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; search?: string; offset: number; limit: number },
+): Promise<RowOf<T>[]> {
+  const active = (options.filters ?? []).filter((filter) => filter !== undefined);
+  if (active.length === 0 && !isTransaction(db)) {
+    const name = `page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}`;
+    const statement = prepared(db, name, () =>
+      db
+        .select()
+        .from(table as TenantTable)
+        .where(and(eq(table.companyId, sql.placeholder('companyId')), options.includeDeleted ? undefined : isNull(table.deletedAt)))
+        .orderBy(...newestFirst(table))
+        .limit(sql.placeholder('limit'))
+        .offset(sql.placeholder('offset')),
+    );
+    return (await statement.execute({ companyId, limit: options.limit, offset: options.offset })) as RowOf<T>[];
+  }
+  return (await db
+    .select()
+    .from(table as TenantTable)
+    .where(and(scoped(table, companyId, options.includeDeleted), ...active))
+    .orderBy(...newestFirst(table, options.search))
+    .limit(options.limit)
+    .offset(options.offset)) as RowOf<T>[];
 }
 
 export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {

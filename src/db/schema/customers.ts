@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies } from './companies.js';
 import { lifecycle, searchText, tenantKey } from './columns.js';

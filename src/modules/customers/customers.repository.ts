@@ -1,7 +1,7 @@
-import { and, eq, type SQL } from 'drizzle-orm';
+import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -26,11 +26,9 @@ function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined 
 
 export function listCustomers(db: Db, companyId: string, query: ListCustomersQuery) {
   const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search)];
-  const where = and(scoped(customers, companyId, query.include_deleted), ...filters);
   return paginate(
     query,
-    (offset, limit) =>
-      db.select().from(customers).where(where).orderBy(...newestFirst(customers, query.search)).limit(limit).offset(offset),
+    (offset, limit) => selectPage(db, customers, companyId, { includeDeleted: query.include_deleted, filters, search: query.search, offset, limit }),
     () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
 }

@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
 export type LocationRow = typeof locations.$inferSelect;
@@ -12,11 +12,9 @@ export function findLocation(db: Db, companyId: string, uuid: string, includeDel
 }
 
 export function listLocations(db: Db, companyId: string, query: ListLocationsQuery) {
-  const where = scoped(locations, companyId, query.include_deleted);
   return paginate(
     query,
-    (offset, limit) =>
-      db.select().from(locations).where(where).orderBy(...newestFirst(locations)).limit(limit).offset(offset),
+    (offset, limit) => selectPage(db, locations, companyId, { includeDeleted: query.include_deleted, offset, limit }),
     () => countRows(db, locations, companyId, query.include_deleted),
   );
 }

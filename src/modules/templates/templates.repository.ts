@@ -1,7 +1,7 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -16,11 +16,9 @@ export function listTemplates(db: Db, companyId: string, query: ListTemplatesQue
     query.pricing_type ? eq(templates.pricingType, query.pricing_type) : undefined,
     query.is_active === undefined ? undefined : eq(templates.isActive, query.is_active),
   ];
-  const where = and(scoped(templates, companyId, query.include_deleted), ...filters);
   return paginate(
     query,
-    (offset, limit) =>
-      db.select().from(templates).where(where).orderBy(...newestFirst(templates)).limit(limit).offset(offset),
+    (offset, limit) => selectPage(db, templates, companyId, { includeDeleted: query.include_deleted, filters, offset, limit }),
     () => countRows(db, templates, companyId, query.include_deleted, filters),
   );
 }
