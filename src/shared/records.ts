@@ -34,15 +34,58 @@ export interface RecordShape {
 
 const ALWAYS_OMIT = new Set(['companyId', 'searchText']);
 
-/** A row to its API record: snake_case keys, ISO timestamps in UTC, numerics as numbers. */
-export function rowToRecord(row: Record<string, unknown>, shape: RecordShape = {}): Record<string, unknown> {
+interface FieldPlan {
+  key: string;
+  field: string;
+  money: boolean;
+}
+
+/** The field plan of one row layout under one shape, worked out once: rows of a query share it. */
+interface CompiledShape {
+  keys: string[];
+  plan: FieldPlan[];
+}
+
+const NO_SHAPE: RecordShape = {};
+const compiledShapes = new WeakMap<RecordShape, CompiledShape[]>();
+/** Row layouts remembered per shape (a shape may serve a few queries' rows). */
+const LAYOUTS_PER_SHAPE = 8;
+
+function sameKeys(row: Record<string, unknown>, keys: string[]): boolean {
+  let index = 0;
+  for (const key in row) {
+    if (keys[index] !== key) return false;
+    index++;
+  }
+  return index === keys.length;
+}
+
+function planFor(row: Record<string, unknown>, shape: RecordShape): FieldPlan[] {
+  let layouts = compiledShapes.get(shape);
+  if (!layouts) {
+    layouts = [];
+    compiledShapes.set(shape, layouts);
+  }
+  for (const layout of layouts) if (sameKeys(row, layout.keys)) return layout.plan;
+  const keys = Object.keys(row);
+  const plan = keys
+    .filter((key) => !ALWAYS_OMIT.has(key) && !shape.omit?.includes(key))
+    .map((key) => ({ key, field: shape.rename?.[key] ?? camelToSnake(key), money: shape.money?.includes(key) ?? false }));
+  if (layouts.length >= LAYOUTS_PER_SHAPE) layouts.shift();
+  layouts.push({ keys, plan });
+  return plan;
+}
+
+/**
+ * A row to its API record: snake_case keys, ISO timestamps in UTC, numerics as numbers. Pass the shape
+ * as a module constant: its field plan is then worked out once.
+ */
+export function rowToRecord(row: Record<string, unknown>, shape: RecordShape = NO_SHAPE): Record<string, unknown> {
   const record: Record<string, unknown> = {};
-  for (const key of Object.keys(row)) {
-    if (ALWAYS_OMIT.has(key) || shape.omit?.includes(key)) continue;
+  for (const { key, field, money } of planFor(row, shape)) {
     const value = row[key];
-    const field = shape.rename?.[key] ?? camelToSnake(key);
     if (value instanceof Date) record[field] = value.toISOString();
-    else if (typeof value === 'string' && shape.money?.includes(key)) record[field] = moneyOut(value);
+    else if (money && typeof value === 'string') record[field] = moneyOut(value);
     else record[field] = value ?? null;
   }
   return record;

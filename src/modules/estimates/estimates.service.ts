@@ -4,7 +4,7 @@ import { customers, jobs, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
@@ -31,6 +31,7 @@ import type {
 } from './estimates.schemas.js';
 
 const AMOUNT_COLUMNS = ['baseAmount', 'addonsAmount', 'taxAmount', 'totalAmount'] as const;
+const ESTIMATE_SHAPE: RecordShape = { omit: ['estimateSeq'], money: AMOUNT_COLUMNS };
 /** Body fields that feed the arithmetic; sending any of them recomputes the amounts. */
 const PRICING_FIELDS = ['selected_tier', 'quantity', 'selected_addons', 'adjustments'] as const;
 /** Body fields stored by hand rather than copied by bodyToColumns. */
@@ -69,7 +70,7 @@ function amountColumns(amounts: EstimateAmounts) {
 
 function estimateFields(row: repository.EstimateRow) {
   return {
-    ...rowToRecord(row, { omit: ['estimateSeq'], money: AMOUNT_COLUMNS }),
+    ...rowToRecord(row, ESTIMATE_SHAPE),
     quantity: Number(row.quantity),
     adjustments: adjustmentsOut(row.adjustments as StoredAdjustments | null),
   };

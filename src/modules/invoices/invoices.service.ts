@@ -4,7 +4,7 @@ import { customers, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
@@ -30,10 +30,11 @@ import type {
 } from './invoices.schemas.js';
 
 const MONEY_COLUMNS = ['subtotal', 'taxAmount', 'discountAmount', 'totalAmount', 'paidAmount', 'balanceAmount'] as const;
+const INVOICE_SHAPE: RecordShape = { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId', 'pricingInput'] };
 
 function invoiceFields(row: repository.InvoiceRow, shownStatus: InvoiceStatus) {
   return {
-    ...rowToRecord(row, { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId', 'pricingInput'] }),
+    ...rowToRecord(row, INVOICE_SHAPE),
     progress_percentage: row.progressPercentage === null ? null : Number(row.progressPercentage),
     status: shownStatus,
   };

@@ -5,11 +5,13 @@ import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../shared/crud-routes.js';
 import type { Page } from '../../shared/list-query.js';
-import { rowToRecord } from '../../shared/records.js';
+import { rowToRecord, type RecordShape } from '../../shared/records.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
 import * as repository from './job-photos.repository.js';
 import type { JobPhotoRecord, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
+
+const PHOTO_SHAPE: RecordShape = { omit: ['storageKey'] };
 
 /** What reading a photo needs besides the database: the storage and how to build its links. */
 export interface PhotoLinks {
@@ -28,7 +30,7 @@ export async function requireLiveJob(db: Db, companyId: string, jobUuid: string)
 }
 
 async function toPhotoRecord({ photo, user }: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoRecord> {
-  const fields = rowToRecord(photo, { omit: ['storageKey'] }) as Omit<JobPhotoRecord, 'photo_url' | 'user'>;
+  const fields = rowToRecord(photo, PHOTO_SHAPE) as Omit<JobPhotoRecord, 'photo_url' | 'user'>;
   return {
     ...fields,
     photo_url: await links.storage.url(photo.storageKey, links.link),

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { customers, locations, users } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import * as repository from './jobs.repository.js';
@@ -18,13 +18,14 @@ import type {
 
 const MONEY_FIELDS = ['estimated_amount', 'actual_amount'] as const;
 const MONEY_COLUMNS = ['estimatedAmount', 'actualAmount'] as const;
+const JOB_SHAPE: RecordShape = { money: MONEY_COLUMNS };
 
 function toCustomerEmbed(customer: repository.JobCustomerRow): JobCustomerEmbed {
   return rowToRecord(customer) as JobCustomerEmbed;
 }
 
 function toJobListItem({ job, customer }: repository.JobWithCustomer): JobListItem {
-  return { ...(rowToRecord(job, { money: MONEY_COLUMNS }) as Omit<JobListItem, 'customer'>), customer: toCustomerEmbed(customer) };
+  return { ...(rowToRecord(job, JOB_SHAPE) as Omit<JobListItem, 'customer'>), customer: toCustomerEmbed(customer) };
 }
 
 function toJobRecord(found: repository.JobWithRelations): JobRecord {

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, moneyOut, toCents, type Cents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { lockInvoice, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
@@ -17,10 +17,11 @@ import type {
 } from './payments.schemas.js';
 
 const MONEY_COLUMNS = ['amount', 'processingFee', 'netAmount'] as const;
+const PAYMENT_SHAPE: RecordShape = { money: MONEY_COLUMNS, omit: ['paymentSeq'] };
 const MONEY_FIELDS = ['amount', 'processing_fee'] as const;
 
 function paymentFields(row: repository.PaymentRow) {
-  return rowToRecord(row, { money: MONEY_COLUMNS, omit: ['paymentSeq'] });
+  return rowToRecord(row, PAYMENT_SHAPE);
 }
 
 function toListItem(row: repository.PaymentListRow): PaymentListItem {

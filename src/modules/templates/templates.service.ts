@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, moneyOut, moneyOutOrNull, toCents, type Cents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import * as repository from './templates.repository.js';
 import type {
   AddonInput,
@@ -15,6 +15,8 @@ import type {
   TiersInput,
   UpdateTemplateBody,
 } from './templates.schemas.js';
+
+const TEMPLATE_SHAPE: RecordShape = { money: ['basePrice'] };
 
 /** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
 type StoredTiers = Record<Tier, string>;
@@ -44,7 +46,7 @@ export function templatePrices(row: repository.TemplateRow): TemplatePrices {
 export function toTemplateRecord(row: repository.TemplateRow): TemplateRecord {
   const tiers = row.tiers as StoredTiers | null;
   return {
-    ...(rowToRecord(row, { money: ['basePrice'] }) as TemplateRecord),
+    ...(rowToRecord(row, TEMPLATE_SHAPE) as TemplateRecord),
     base_price: moneyOutOrNull(row.basePrice),
     tiers: tiers && { good: moneyOut(tiers.good), better: moneyOut(tiers.better), best: moneyOut(tiers.best) },
     addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: moneyOut(addon.price) })),
