@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { uploadDir, type Config } from '../config.js';
 import { LocalStorage } from './local-storage.js';
-import { S3Storage } from './s3-storage.js';
 import type { Storage } from './storage.js';
 import { UrlSigner } from './url-signer.js';
 
@@ -27,6 +26,8 @@ function localRoot(config: Config): string {
 /** The storage driver chosen by STORAGE_DRIVER. */
 export async function createStorage(config: Config): Promise<Storage> {
   if (config.STORAGE_DRIVER === 's3') {
+    // Loaded only for the s3 driver: the AWS SDK is a large part of a process's memory.
+    const { S3Storage } = await import('./s3-storage.js');
     return new S3Storage({
       bucket: config.S3_BUCKET as string,
       region: config.S3_REGION,
