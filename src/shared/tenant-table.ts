@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { and, count, desc, eq, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
 import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
@@ -211,8 +212,33 @@ export async function selectPage<T extends TenantTable>(
     .offset(options.offset)) as RowOf<T>[];
 }
 
+/** Distinct column sets remembered per table for prepared inserts; beyond that, inserts are built as usual. */
+const MAX_PREPARED_INSERTS = 64;
+const preparedInsertCounts = new WeakMap<object, Map<string, number>>();
+
+/**
+ * Inserts a row and returns it. Outside transactions the statement is prepared once per set of columns
+ * given (creates repeat a handful of shapes), so it is neither rebuilt nor re-parsed per request.
+ */
 export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
-  const [row] = await db.insert(table).values(values as never).returning();
+  const tableName = getTableName(table);
+  const columns = Object.keys(values as object).filter((key) => (values as Record<string, unknown>)[key] !== undefined).sort();
+  const signature = createHash('sha1').update(`${tableName}:${columns.join(',')}`).digest('hex').slice(0, 16);
+  const name = `insert_${signature}`;
+  let counts = preparedInsertCounts.get(db);
+  if (!counts) {
+    counts = new Map();
+    preparedInsertCounts.set(db, counts);
+  }
+  const known = preparedReads.get(db)?.has(name) ?? false;
+  if (isTransaction(db) || (!known && (counts.get(tableName) ?? 0) >= MAX_PREPARED_INSERTS)) {
+    const [row] = await db.insert(table).values(values as never).returning();
+    return row as RowOf<T>;
+  }
+  if (!known) counts.set(tableName, (counts.get(tableName) ?? 0) + 1);
+  const placeholders = Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]));
+  const statement = prepared(db, name, () => db.insert(table).values(placeholders as never).returning() as unknown as { prepare(name: string): PreparedRead });
+  const [row] = await statement.execute(values as Record<string, unknown>);
   return row as RowOf<T>;
 }
 
