@@ -95,7 +95,7 @@ const CUSTOMER_PAGE = `select * from customers where company_id = $1 and deleted
 const CUSTOMER_TOTAL = `select coalesce(sum(live), 0) as live, coalesce(sum(deleted), 0) as deleted
   from record_counts where company_id = $1 and table_name = 'customers'`;
 const CUSTOMER_SEARCH_PAGE = `select * from customers where company_id = $1 and deleted_at is null and search_text like $2
-  order by created_at desc, uuid desc limit $3 offset $4`;
+  order by created_at + interval '0 seconds' desc, uuid desc limit $3 offset $4`;
 const CUSTOMER_SEARCH_TOTAL = `select count(*) from customers where company_id = $1 and deleted_at is null and search_text like $2`;
 const CUSTOMER_GET = `select * from customers where company_id = $1 and deleted_at is null and uuid = $2 limit 1`;
 const CUSTOMER_INSERT = `insert into customers (company_id, uuid, first_name, last_name, email, phone)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, count, desc, eq, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
 import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
@@ -44,18 +44,26 @@ export function searchMatches(column: PgColumn, term: string | undefined): SQL |
   return term ? sql`${column} like ${containsPattern(term)}` : undefined;
 }
 
+/** A page of rows and, when the query could tell it at no extra cost, the total. */
+export interface RowsWithTotal<T> {
+  rows: T[];
+  total: number | null;
+}
+
 /**
- * One page and the exact total. The count is skipped when the page itself proves the total
- * (a short page that is not empty).
+ * One page and the exact total. The count is skipped when the page itself proves the total (a short page
+ * that is not empty) or when the page query returned it.
  */
 export async function paginate<T>(
   query: Pick<ListQuery, 'page' | 'limit'>,
-  fetchRows: (offset: number, limit: number) => Promise<T[]>,
+  fetchRows: (offset: number, limit: number) => Promise<T[] | RowsWithTotal<T>>,
   countRows: () => Promise<number>,
 ): Promise<Page<T>> {
   const offset = pageOffset(query);
-  const rows = await fetchRows(offset, query.limit);
-  const total = rows.length > 0 && rows.length < query.limit ? offset + rows.length : await countRows();
+  const fetched = await fetchRows(offset, query.limit);
+  const rows = Array.isArray(fetched) ? fetched : fetched.rows;
+  const known = Array.isArray(fetched) ? null : fetched.total;
+  const total = known ?? (rows.length > 0 && rows.length < query.limit ? offset + rows.length : await countRows());
   return toPage(rows, total, query);
 }
 
@@ -181,14 +189,15 @@ export async function findRow<T extends TenantTable>(
 
 /**
  * A page of a table's rows, newest first, within the company scope plus `filters`. The unfiltered page,
- * the most requested one, runs as a prepared statement.
+ * the most requested one, runs as a prepared statement. A search page counts its matches in the same
+ * pass (a window count over the trigram matches the sort reads anyway).
  */
 export async function selectPage<T extends TenantTable>(
   db: Db,
   table: T,
   companyId: string,
   options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; search?: string; offset: number; limit: number },
-): Promise<RowOf<T>[]> {
+): Promise<RowsWithTotal<RowOf<T>>> {
   const active = (options.filters ?? []).filter((filter) => filter !== undefined);
   if (active.length === 0 && !isTransaction(db)) {
     const name = `page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}`;
@@ -201,15 +210,25 @@ export async function selectPage<T extends TenantTable>(
         .limit(sql.placeholder('limit'))
         .offset(sql.placeholder('offset')),
     );
-    return (await statement.execute({ companyId, limit: options.limit, offset: options.offset })) as RowOf<T>[];
+    const rows = (await statement.execute({ companyId, limit: options.limit, offset: options.offset })) as RowOf<T>[];
+    return { rows, total: null };
   }
-  return (await db
-    .select()
+  const where = and(scoped(table, companyId, options.includeDeleted), ...active);
+  const order = newestFirst(table, options.search);
+  if (!options.search) {
+    const rows = await db.select().from(table as TenantTable).where(where).orderBy(...order).limit(options.limit).offset(options.offset);
+    return { rows: rows as RowOf<T>[], total: null };
+  }
+  const counted = await db
+    .select({ ...getTableColumns(table as TenantTable), fullCount: sql<string>`count(*) over ()` })
     .from(table as TenantTable)
-    .where(and(scoped(table, companyId, options.includeDeleted), ...active))
-    .orderBy(...newestFirst(table, options.search))
+    .where(where)
+    .orderBy(...order)
     .limit(options.limit)
-    .offset(options.offset)) as RowOf<T>[];
+    .offset(options.offset);
+  const total = counted.length > 0 ? Number(counted[0].fullCount) : null;
+  const rows = counted.map(({ fullCount: _count, ...row }) => row) as RowOf<T>[];
+  return { rows, total };
 }
 
 /** Distinct column sets remembered per table for prepared inserts; beyond that, inserts are built as usual. */
