@@ -25,6 +25,8 @@ export interface SeedSize {
   otherCustomers: number;
   /** Number of smaller companies. */
   otherCompanies: number;
+  /** The customer count the large company's jobs, estimates, invoices, payments and photos scale with. */
+  relatedOf: number;
 }
 
 export interface SeedCounts {
@@ -48,14 +50,14 @@ export interface SeedInfo {
   seededAt: string;
 }
 
-export function countsFor(customers: number): SeedCounts {
+export function countsFor(customers: number, relatedOf = customers): SeedCounts {
   return {
     customers,
-    jobs: customers * 2,
-    estimates: Math.floor(customers / 2),
-    invoices: customers,
-    payments: Math.floor((customers * 4) / 5),
-    photos: Math.floor(customers / 5),
+    jobs: relatedOf * 2,
+    estimates: Math.floor(relatedOf / 2),
+    invoices: relatedOf,
+    payments: Math.floor((relatedOf * 4) / 5),
+    photos: Math.floor(relatedOf / 5),
   };
 }
 
@@ -67,10 +69,12 @@ export function sizeFromEnv(env: NodeJS.ProcessEnv = process.env): SeedSize {
     if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got '${raw}'`);
     return value;
   };
+  const customers = int('BENCH_CUSTOMERS', 100_000, 100);
   return {
-    customers: int('BENCH_CUSTOMERS', 100_000, 100),
+    customers,
     otherCustomers: int('BENCH_OTHER_CUSTOMERS', 400_000, 0),
     otherCompanies: int('BENCH_OTHER_COMPANIES', 49, 0),
+    relatedOf: Math.min(customers, int('BENCH_RELATED_OF', customers, 100)),
   };
 }
 
@@ -86,7 +90,10 @@ export function benchUrls(env: NodeJS.ProcessEnv = process.env): { bench: string
 }
 
 const sameSize = (a: SeedSize, b: SeedSize) =>
-  a.customers === b.customers && a.otherCustomers === b.otherCustomers && a.otherCompanies === b.otherCompanies;
+  a.customers === b.customers &&
+  a.otherCustomers === b.otherCustomers &&
+  a.otherCompanies === b.otherCompanies &&
+  (a.relatedOf ?? a.customers) === (b.relatedOf ?? b.customers);
 
 /** The seed info when the bench database holds this size already (and BENCH_RESEED is not set). */
 async function existingSeed(urls: ReturnType<typeof benchUrls>, size: SeedSize): Promise<SeedInfo | null> {
@@ -252,7 +259,7 @@ async function batched(
 
 async function seedLarge(client: pg.PoolClient, companyId: string, userId: string, size: SeedSize) {
   const n = size.customers;
-  const c = countsFor(n);
+  const c = countsFor(n, size.relatedOf);
   const K = 0;
   const p = [companyId];
 
@@ -491,7 +498,7 @@ export async function ensureSeed(size: SeedSize, env: NodeJS.ProcessEnv = proces
     const seedSeconds = (performance.now() - started) / 1000;
     const info: SeedInfo = {
       size,
-      counts: countsFor(size.customers),
+      counts: countsFor(size.customers, size.relatedOf),
       companyUuid: large.company_uuid,
       userId: large.user_id,
       apiKey: large.api_key,
@@ -508,7 +515,7 @@ export async function ensureSeed(size: SeedSize, env: NodeJS.ProcessEnv = proces
 }
 
 export function describeSize(size: SeedSize): string {
-  const c = countsFor(size.customers);
+  const c = countsFor(size.customers, size.relatedOf);
   const fmt = (value: number) => value.toLocaleString('en-US');
   return (
     `large company: ${fmt(c.customers)} customers, ${fmt(c.jobs)} jobs, ${fmt(c.estimates)} estimates, ` +
