@@ -31,3 +31,39 @@ describe('list totals from the maintained counts', () => {
     expect(list.body.data.pagination.total).toBe(30);
   });
 });
+
+describe('status-filtered totals from the maintained counts', () => {
+  it('follow creates, status moves and soft deletes, one status or several', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(ctx.app, company.key);
+    const create = async (status: string) => {
+      const response = await call(ctx.app, 'POST', '/api/v1/jobs', {
+        key: company.key,
+        body: { customer_uuid: customer.uuid, title: `Job ${status}`, status },
+      });
+      expect(response.status).toBe(200);
+      return response.body.data.uuid as string;
+    };
+    const scheduled = [await create('Scheduled'), await create('Scheduled'), await create('Scheduled')];
+    await create('New');
+    await create('Complete');
+    const moved = await call(ctx.app, 'PATCH', `/api/v1/jobs/${scheduled[0]}`, { key: company.key, body: { status: 'In Progress' } });
+    expect(moved.status).toBe(200);
+    const deleted = await call(ctx.app, 'DELETE', `/api/v1/jobs/${scheduled[1]}`, { key: company.key });
+    expect(deleted.status).toBe(200);
+
+    const total = async (query: string) => {
+      const response = await call(ctx.app, 'GET', `/api/v1/jobs?limit=1&${query}`, { key: company.key });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.data.pagination.total as number;
+    };
+    expect(await total('status=Scheduled')).toBe(1);
+    expect(await total('status=Scheduled&include_deleted=true')).toBe(2);
+    expect(await total('status=In%20Progress')).toBe(1);
+    expect(await total('status=Scheduled,New,Complete')).toBe(3);
+    expect(await total('status=Scheduled,Scheduled')).toBe(1);
+    expect(await total('status=Invoiced')).toBe(0);
+    // With another filter the total is counted from the rows and agrees.
+    expect(await total(`status=Scheduled,New&customer_uuid=${customer.uuid}`)).toBe(2);
+  });
+});

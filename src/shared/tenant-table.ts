@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, count, desc, eq, getTableColumns, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, getTableName, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
@@ -68,18 +68,19 @@ export async function paginate<T>(
 }
 
 /**
- * The exact number of rows matching the company scope plus `filters`. Without filters it reads the
- * trigger-maintained counts (at most 32 small rows) instead of counting the tenant's rows.
+ * A filter `column IN values` on a column whose per-value totals record_counts keeps (the table's count
+ * trigger names it as its bucket column, see migration 0006).
  */
-export async function countRows(
-  db: Db,
-  table: TenantTable,
-  companyId: string,
-  includeDeleted: boolean,
-  filters: ReadonlyArray<SQL | undefined> = [],
-): Promise<number> {
-  const active = filters.filter((filter) => filter !== undefined);
-  if (active.length > 0) return countWhere(db, table, and(scoped(table, companyId, includeDeleted), ...active));
+export interface CountedBucket {
+  column: PgColumn;
+  values: readonly string[];
+}
+
+export function bucketCondition(bucket: CountedBucket | undefined): SQL | undefined {
+  return bucket ? inArray(bucket.column, [...bucket.values]) : undefined;
+}
+
+async function sumCounts(db: Db, companyId: string, keys: string[], includeDeleted: boolean): Promise<number> {
   const build = () =>
     db
       .select({
@@ -88,10 +89,39 @@ export async function countRows(
       })
       .from(recordCounts)
       .where(and(eq(recordCounts.companyId, sql.placeholder('companyId')), eq(recordCounts.tableName, sql.placeholder('tableName'))));
-  const params = { companyId, tableName: getTableName(table) };
-  const rows = isTransaction(db) ? await build().execute(params) : await prepared(db, 'count_records', build).execute(params);
-  const row = rows[0] as { live: string; deleted: string } | undefined;
-  return Number(row?.live ?? 0) + (includeDeleted ? Number(row?.deleted ?? 0) : 0);
+  let live = 0;
+  let deleted = 0;
+  for (const tableName of keys) {
+    const params = { companyId, tableName };
+    const rows = isTransaction(db) ? await build().execute(params) : await prepared(db, 'count_records', build).execute(params);
+    const row = rows[0] as { live: string; deleted: string } | undefined;
+    live += Number(row?.live ?? 0);
+    deleted += Number(row?.deleted ?? 0);
+  }
+  return live + (includeDeleted ? deleted : 0);
+}
+
+/**
+ * The exact number of rows matching the company scope, `filters` and `bucket`. With no other filter it reads
+ * the trigger-maintained counts (at most 32 small rows per table or bucket value) instead of counting rows.
+ */
+export async function countRows(
+  db: Db,
+  table: TenantTable,
+  companyId: string,
+  includeDeleted: boolean,
+  filters: ReadonlyArray<SQL | undefined> = [],
+  bucket?: CountedBucket,
+): Promise<number> {
+  const active = filters.filter((filter) => filter !== undefined);
+  if (active.length > 0) {
+    return countWhere(db, table, and(scoped(table, companyId, includeDeleted), ...active, bucketCondition(bucket)));
+  }
+  const tableName = getTableName(table);
+  const keys = bucket
+    ? [...new Set(bucket.values)].map((value) => `${tableName}:${bucket.column.name}=${value}`)
+    : [tableName];
+  return sumCounts(db, companyId, keys, includeDeleted);
 }
 
 export async function countWhere(db: Db, table: TenantTable, where: SQL | undefined): Promise<number> {

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;
@@ -46,12 +46,12 @@ export function findEstimateDetail(db: Db, companyId: string, uuid: string, incl
 
 export function listEstimates(db: Db, companyId: string, query: ListEstimatesQuery) {
   const filters = [
-    query.status ? eq(estimates.status, query.status) : undefined,
     query.customer_uuid ? eq(estimates.customerUuid, query.customer_uuid) : undefined,
     query.job_uuid ? eq(estimates.jobUuid, query.job_uuid) : undefined,
     searchMatches(estimates.searchText, query.search),
   ];
-  const where = and(scoped(estimates, companyId, query.include_deleted), ...filters);
+  const bucket = query.status ? { column: estimates.status, values: [query.status] } : undefined;
+  const where = and(scoped(estimates, companyId, query.include_deleted), ...filters, bucketCondition(bucket));
   return paginate<EstimateWithCustomer>(
     query,
     (offset, limit) =>
@@ -63,7 +63,7 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
         .orderBy(...newestFirst(estimates, query.search))
         .limit(limit)
         .offset(offset),
-    () => countRows(db, estimates, companyId, query.include_deleted, filters),
+    () => countRows(db, estimates, companyId, query.include_deleted, filters, bucket),
   );
 }
 

@@ -1,7 +1,7 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { byUuid, countRows, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -74,7 +74,6 @@ export async function lockJob(db: Db, companyId: string, uuid: string): Promise<
 
 function listFilters(query: ListJobsQuery) {
   return [
-    query.status ? inArray(jobs.status, query.status) : undefined,
     query.location_uuid ? eq(jobs.locationUuid, query.location_uuid) : undefined,
     query.customer_uuid ? eq(jobs.customerUuid, query.customer_uuid) : undefined,
     query.assigned_to_user_id ? eq(jobs.assignedToUserId, query.assigned_to_user_id) : undefined,
@@ -85,7 +84,8 @@ function listFilters(query: ListJobsQuery) {
 
 export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
   const filters = listFilters(query);
-  const where = and(scoped(jobs, companyId, query.include_deleted), ...filters);
+  const bucket = query.status ? { column: jobs.status, values: query.status } : undefined;
+  const where = and(scoped(jobs, companyId, query.include_deleted), ...filters, bucketCondition(bucket));
   return paginate<JobWithCustomer>(
     query,
     (offset, limit) =>
@@ -97,7 +97,7 @@ export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
         .orderBy(...newestFirst(jobs, query.search))
         .limit(limit)
         .offset(offset),
-    () => countRows(db, jobs, companyId, query.include_deleted, filters),
+    () => countRows(db, jobs, companyId, query.include_deleted, filters, bucket),
   );
 }
 

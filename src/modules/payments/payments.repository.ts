@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
 import { invoiceReadStatus } from '../invoices/invoice-status.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 
@@ -53,13 +53,13 @@ function listFilters(query: ListPaymentsQuery): Array<SQL | undefined> {
     query.invoice_uuid ? eq(payments.invoiceUuid, query.invoice_uuid) : undefined,
     query.customer_uuid ? eq(payments.customerUuid, query.customer_uuid) : undefined,
     query.payment_type ? eq(payments.paymentType, query.payment_type) : undefined,
-    query.status ? eq(payments.status, query.status) : undefined,
   ];
 }
 
 export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery) {
   const filters = listFilters(query);
-  const where = and(scoped(payments, companyId, query.include_deleted), ...filters);
+  const bucket = query.status ? { column: payments.status, values: [query.status] } : undefined;
+  const where = and(scoped(payments, companyId, query.include_deleted), ...filters, bucketCondition(bucket));
   return paginate(
     query,
     (offset, limit) =>
@@ -71,7 +71,7 @@ export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery
         .orderBy(...newestFirst(payments))
         .limit(limit)
         .offset(offset),
-    () => countRows(db, payments, companyId, query.include_deleted, filters),
+    () => countRows(db, payments, companyId, query.include_deleted, filters, bucket),
   );
 }
 export type PaymentListRow = Awaited<ReturnType<typeof listPayments>>['items'][number];
