@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, describe, expect, it } from 'vitest';
 import { customers, jobs } from '../src/db/schema/index.js';
 import { createTestDatabase } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
+import { spawnServer } from './helpers/server-process.js';
 
 /**
  * The real server is killed with SIGKILL (no graceful shutdown, no flush) while invoices and payments
@@ -20,44 +19,10 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  return port;
-}
-
 async function startServer() {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: testDb.url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'fatal',
-      RATE_LIMIT_PER_MINUTE: '0',
-      MIGRATE_ON_START: 'false',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.add(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const exited = once(child, 'exit');
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 200 || child.exitCode !== null) throw new Error(`server did not become ready: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, base, exited, stderr: () => stderr };
+  const server = await spawnServer({ DATABASE_URL: testDb.url, LOG_LEVEL: 'fatal', MIGRATE_ON_START: 'false' });
+  children.add(server.child);
+  return server;
 }
 
 async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {

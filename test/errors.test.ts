@@ -261,3 +261,23 @@ describe('security headers', () => {
     expect(response.headers['cache-control']).toBe('no-store');
   });
 });
+
+describe('values PostgreSQL refuses', () => {
+  it('answers 400 for a NUL character in text and in a JSON object, and stores nothing', async () => {
+    const company = await makeCompany(ctx.database);
+    const inText = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key: company.key,
+      body: validCustomer({ notes: 'before\u0000after' }),
+    });
+    expect(inText.status).toBe(400);
+    expect(inText.body.error.code).toBe('validation_error');
+    const inJson = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key: company.key,
+      body: validCustomer({ internal_flags: { note: 'a\u0000b' } }),
+    });
+    expect(inJson.status).toBe(400);
+    expect(inJson.body.error.code).toBe('validation_error');
+    const list = await call(ctx.app, 'GET', '/api/v1/customers', { key: company.key });
+    expect(list.body.data.pagination.total).toBe(0);
+  });
+});

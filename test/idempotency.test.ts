@@ -37,7 +37,7 @@ describe('Idempotency-Key on POST', () => {
     expect(await customerTotal(company.key)).toBe(1);
   });
 
-  it('creates exactly one record when the retries are concurrent', async () => {
+  it.skipIf(!ctx.databaseUrl)('creates exactly one record when the retries are concurrent', async () => {
     const company = await makeCompany(ctx.database);
     const body = validCustomer();
     const headers = { 'idempotency-key': 'concurrent-1' };
@@ -83,6 +83,23 @@ describe('Idempotency-Key on POST', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('validation_error');
+    expect(await customerTotal(company.key)).toBe(0);
+  });
+});
+
+describe('Idempotency-Key and refusals made by the service', () => {
+  it('keeps a refusal made after the work started and replays it, while a new key runs anew', async () => {
+    const company = await makeCompany(ctx.database);
+    const missingLocation = '019a0000-0000-7000-8000-000000000000';
+    const body = validCustomer({ primary_service_location_uuid: missingLocation });
+    const headers = { 'idempotency-key': 'service-refusal' };
+    const first = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body, headers });
+    expect(first.status).toBe(400);
+    expect(first.body.error.details[0].field).toBe('primary_service_location_uuid');
+    const retry = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body, headers });
+    expect(retry.status).toBe(400);
+    expect(retry.body).toEqual(first.body);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(await customerTotal(company.key)).toBe(0);
   });
 });

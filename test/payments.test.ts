@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { payments } from '../src/db/schema/index.js';
+import { expectSoftDeleted } from './helpers/conventions.js';
 import { buildTestApp, call } from './helpers/app.js';
 import {
   countRowsOf,
@@ -137,7 +138,18 @@ describe('POST /payments', () => {
     expect(await countRowsOf(ctx.database, payments, a.s.company.companyId)).toBe(0);
   });
 
-  it('accepts exactly 3 of 10 concurrent payments of 30 on a total of 100', async () => {
+  it('refuses to complete a Pending payment once its invoice is deleted', async () => {
+    const { s, invoice } = await invoiceOf(100);
+    const pending = await makePayment(ctx.app, s.company.key, invoice.uuid, 40, { status: 'Pending' });
+    expect((await api(s, 'DELETE', `/invoices/${invoice.uuid}`)).status).toBe(200);
+    expectValidationError(await api(s, 'PATCH', `/payments/${pending.uuid}`, { status: 'Completed' }), 'status');
+    const read = await api(s, 'GET', `/payments/${pending.uuid}`);
+    expect(read.body.data.status).toBe('Pending');
+    const deletedInvoice = await api(s, 'GET', `/invoices/${invoice.uuid}?include_deleted=true`);
+    expect(deletedInvoice.body.data).toMatchObject({ paid_amount: 0, balance_amount: 100 });
+  });
+
+  it.skipIf(!ctx.databaseUrl)('accepts exactly 3 of 10 concurrent payments of 30 on a total of 100', async () => {
     const { s, invoice } = await invoiceOf(100);
     const responses = await Promise.all(
       Array.from({ length: 10 }, () => api(s, 'POST', '/payments', paymentBody(invoice.uuid, 30))),
@@ -244,12 +256,7 @@ describe('DELETE /payments/:uuid', () => {
     expect(deleted.body.data.message).toBe('Payment deleted successfully');
     expect(await invoiceState(s, invoice.uuid)).toEqual({ paid_amount: 30, balance_amount: 70, status: 'Pending' });
 
-    expect((await api(s, 'GET', `/payments/${first.uuid}`)).status).toBe(404);
-    expect((await api(s, 'PATCH', `/payments/${first.uuid}`, { notes: 'x' })).status).toBe(404);
-    expect((await api(s, 'DELETE', `/payments/${first.uuid}`)).status).toBe(404);
-    const withDeleted = await api(s, 'GET', `/payments/${first.uuid}?include_deleted=true`);
-    expect(withDeleted.status).toBe(200);
-    expect(withDeleted.body.data.deleted_at).toEqual(expect.any(String));
+    await expectSoftDeleted(ctx.app, s.company.key, `/api/v1/payments/${first.uuid}`);
 
     const live = await api(s, 'GET', '/payments');
     expect(live.body.data.pagination.total).toBe(1);

@@ -79,7 +79,8 @@ function translate(error: unknown): AppError {
       ]);
     }
     if (code === '23505') return new AppError('conflict', 'The record conflicts with an existing one; retry the request.');
-    if (code === '22P02' || code === '22003' || code === '22007' || code === '22008' || code === '22001' || code === '22021' || code === '54000') {
+    // Class 22 (data exception) is always a value PostgreSQL refuses: out of range, malformed, a NUL character.
+    if (code.startsWith('22') || code === '54000') {
       return new AppError('validation_error', 'A value in the request is out of range or malformed.');
     }
     if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || CONNECTION_ERRORS.has(code) || code === '53300') {

@@ -2,7 +2,6 @@ import fp from 'fastify-plugin';
 import type { Db } from '../db/client.js';
 import { AppError } from '../errors.js';
 import {
-  abandonIdempotent,
   beginIdempotent,
   finishIdempotent,
   requestFingerprint,
@@ -50,11 +49,6 @@ export const idempotencyPlugin = fp<{ db: Db }>(
       request.idempotencyKey = undefined;
       await finishIdempotent(db, request.principal.companyId, key, reply.statusCode, typeof payload === 'string' ? payload : '');
       return payload;
-    });
-
-    app.addHook('onRequestAbort', async (request) => {
-      const key = request.idempotencyKey;
-      if (key) await abandonIdempotent(db, request.principal.companyId, key).catch(() => undefined);
     });
   },
   { name: 'idempotency' },

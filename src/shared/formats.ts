@@ -52,8 +52,15 @@ export const timestampInput = z
   .string()
   .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with Z or an offset' }))
   .transform((value) => new Date(value))
-  .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid timestamp')
+  .refine((date) => {
+    // PostgreSQL's timestamptz takes what JavaScript does, but years outside 1..9999 do not print back as ISO 8601.
+    const year = date.getUTCFullYear();
+    return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
+  }, 'must be a valid timestamp between the years 1 and 9999')
   .meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
+
+/** A string the API may return as null. */
+export const nullableString = z.string().nullable();
 
 export const timestampOutput = z.string().meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { nullableString } from '../../shared/formats.js';
 
-const nullableString = z.string().nullable();
 export const CompanyRecord = z
   .object({
     uuid: z.string(),

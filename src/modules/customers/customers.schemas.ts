@@ -3,6 +3,7 @@ import {
   emailAddress,
   jsonObject,
   longText,
+  nullableString,
   phoneNumber,
   requiredText,
   shortText,
@@ -55,7 +56,6 @@ export const ListCustomersQuery = z.strictObject({
 });
 export type ListCustomersQuery = z.infer<typeof ListCustomersQuery>;
 
-const nullableString = z.string().nullable();
 export const CustomerRecord = z
   .object({
     uuid: z.string(),
@@ -86,3 +86,6 @@ export const CustomerRecord = z
   })
   .meta({ id: 'Customer' });
 export type CustomerRecord = z.infer<typeof CustomerRecord>;
+
+/** The customer embedded in listed estimates, invoices and payments. */
+export const CustomerEmbed = CustomerRecord.pick({ uuid: true, first_name: true, last_name: true });

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;
@@ -76,11 +76,8 @@ export function insertEstimate(db: Db, values: EstimateInsert): Promise<Estimate
   return insertRow(db, estimates, values);
 }
 
-export async function updateEstimate(db: Db, companyId: string, uuid: string, values: Partial<EstimateInsert>) {
-  await db
-    .update(estimates)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(estimates, companyId, uuid));
+export function updateEstimate(db: Db, companyId: string, uuid: string, values: Partial<EstimateInsert>) {
+  return updateRow(db, estimates, companyId, uuid, values);
 }
 
 export function softDeleteEstimate(db: Db, companyId: string, uuid: string) {

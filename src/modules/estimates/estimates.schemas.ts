@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { longText, moneyInput, quantityInput, timestampInput, timestampOutput, uuidString } from '../../shared/formats.js';
+import { CustomerEmbed } from '../customers/customers.schemas.js';
+import {
+  longText,
+  moneyInput,
+  nullableString,
+  quantityInput,
+  timestampInput,
+  timestampOutput,
+  uuidString,
+} from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { PRICING_TYPES, TIERS } from '../templates/templates.schemas.js';
 import { ESTIMATE_STATUSES } from './estimate-status.js';
@@ -112,9 +121,7 @@ export const ListEstimatesQuery = z.strictObject({
 export type ListEstimatesQuery = z.infer<typeof ListEstimatesQuery>;
 
 const money = (example: number) => z.number().meta({ example });
-const nullableString = z.string().nullable();
 
-const EmbeddedCustomer = z.object({ uuid: z.string(), first_name: z.string(), last_name: z.string() });
 const EmbeddedJob = z.object({ uuid: z.string(), title: z.string(), status: z.string() });
 const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: z.enum(PRICING_TYPES) });
 const EmbeddedLocation = z.object({ uuid: z.string(), name: z.string() });
@@ -149,7 +156,7 @@ const estimateFields = {
   created_at: timestampOutput,
   updated_at: timestampOutput,
   deleted_at: timestampOutput.nullable(),
-  customer: EmbeddedCustomer,
+  customer: CustomerEmbed,
 };
 
 export const EstimateListItem = z.object(estimateFields).meta({ id: 'EstimateListItem' });

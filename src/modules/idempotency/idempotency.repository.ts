@@ -30,8 +30,19 @@ export async function completeKey(db: Db, companyId: string, key: string, status
     .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
 }
 
-export async function releaseKey(db: Db, companyId: string, key: string) {
-  await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
+/** Deletes the key's record; with `createdAt`, only that very claim (another may have replaced it). */
+export async function releaseKey(db: Db, companyId: string, key: string, createdAt?: Date): Promise<boolean> {
+  const deleted = await db
+    .delete(idempotencyKeys)
+    .where(
+      and(
+        eq(idempotencyKeys.companyId, companyId),
+        eq(idempotencyKeys.key, key),
+        createdAt ? eq(idempotencyKeys.createdAt, createdAt) : undefined,
+      ),
+    )
+    .returning({ key: idempotencyKeys.key });
+  return deleted.length > 0;
 }
 
 /** Drops the company's records older than the cutoff (expired keys, abandoned claims). */

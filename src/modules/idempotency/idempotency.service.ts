@@ -34,17 +34,22 @@ export async function beginIdempotent(
   fingerprint: string,
 ): Promise<IdempotencyOutcome> {
   const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+  let claimable = true;
   for (;;) {
-    if (await repository.claimKey(db, companyId, key, fingerprint)) {
+    if (claimable && (await repository.claimKey(db, companyId, key, fingerprint))) {
       if (Math.random() < 0.01) await repository.purgeBefore(db, companyId, new Date(Date.now() - KEY_LIFETIME_MS));
       return { kind: 'execute' };
     }
     const existing = await repository.findKey(db, companyId, key);
+    // Gone (a failed first request released it): claim it now.
+    claimable = existing === null;
     if (!existing) continue;
     const age = Date.now() - existing.createdAt.getTime();
     const abandoned = existing.state === 'in_progress' && age > ABANDONED_AFTER_MS;
     if (age > KEY_LIFETIME_MS || abandoned) {
-      await repository.releaseKey(db, companyId, key);
+      // Only the waiter that removes this very record may claim the key again.
+      claimable = await repository.releaseKey(db, companyId, key, existing.createdAt);
+      if (!claimable) await sleep(POLL_MS);
       continue;
     }
     if (existing.fingerprint !== fingerprint) {
@@ -68,8 +73,4 @@ export async function finishIdempotent(db: Db, companyId: string, key: string, s
   // Server errors are not kept, so the client can retry the same key.
   if (status >= 500) await repository.releaseKey(db, companyId, key);
   else await repository.completeKey(db, companyId, key, status, body);
-}
-
-export async function abandonIdempotent(db: Db, companyId: string, key: string) {
-  await repository.releaseKey(db, companyId, key);
 }

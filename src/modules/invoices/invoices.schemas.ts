@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { CustomerEmbed, CustomerRecord } from '../customers/customers.schemas.js';
 import {
   calendarDate,
   longText,
   moneyInput,
+  nullableString,
   percentInput,
   quantityInput,
   shortText,
@@ -123,7 +125,6 @@ export const ListInvoicesQuery = z.strictObject({
 export type ListInvoicesQuery = z.infer<typeof ListInvoicesQuery>;
 
 const money = (example: number) => z.number().meta({ example });
-const nullableString = z.string().nullable();
 
 export const PricedLineItem = z
   .object({
@@ -166,7 +167,7 @@ const invoiceFields = {
 export const InvoiceListItem = z
   .object({
     ...invoiceFields,
-    customer: z.object({ uuid: z.string(), first_name: z.string(), last_name: z.string() }),
+    customer: CustomerEmbed,
   })
   .meta({ id: 'InvoiceListItem' });
 export type InvoiceListItem = z.infer<typeof InvoiceListItem>;
@@ -174,7 +175,7 @@ export type InvoiceListItem = z.infer<typeof InvoiceListItem>;
 export const InvoiceRecord = z
   .object({
     ...invoiceFields,
-    customer: z.object({ uuid: z.string(), first_name: z.string(), last_name: z.string(), email: nullableString }),
+    customer: CustomerRecord.pick({ uuid: true, first_name: true, last_name: true, email: true }),
     job: z.object({ uuid: z.string(), title: z.string(), status: z.string() }).nullable(),
     estimate: z.object({ uuid: z.string(), estimate_number: nullableString, status: z.string() }).nullable(),
     location: z.object({ uuid: z.string(), name: z.string() }).nullable(),

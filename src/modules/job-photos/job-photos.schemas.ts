@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UserEmbed } from '../users/users.schemas.js';
 import { timestampInput, timestampOutput, uuidString } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
 
@@ -44,9 +45,7 @@ export const UploadPhotosForm = z.strictObject({
   ...UploadFields.shape,
 });
 
-export const PhotoUserEmbed = z
-  .object({ id: z.string(), first_name: z.string(), last_name: z.string() })
-  .meta({ id: 'PhotoUser' });
+export const PhotoUserEmbed = UserEmbed.meta({ id: 'PhotoUser' });
 
 export const JobPhotoRecord = z
   .object({

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -67,9 +67,8 @@ export async function findJobWithRelations(
 }
 
 /** The live job row, locked for the rest of the transaction (status timestamps are read-then-write). */
-export async function lockJob(db: Db, companyId: string, uuid: string): Promise<JobRow | null> {
-  const rows = await db.select().from(jobs).where(byUuid(jobs, companyId, uuid)).limit(1).for('update');
-  return rows[0] ?? null;
+export function lockJob(db: Db, companyId: string, uuid: string): Promise<JobRow | null> {
+  return findRow(db, jobs, companyId, uuid, { lock: true });
 }
 
 function listFilters(query: ListJobsQuery) {
@@ -115,6 +114,5 @@ export function softDeleteJob(db: Db, companyId: string, uuid: string) {
 
 /** Whether the job exists, is the company's and is not deleted. */
 export async function liveJobExists(db: Db, companyId: string, uuid: string): Promise<boolean> {
-  const rows = await db.select({ uuid: jobs.uuid }).from(jobs).where(byUuid(jobs, companyId, uuid)).limit(1);
-  return rows.length > 0;
+  return (await findRow(db, jobs, companyId, uuid)) !== null;
 }

@@ -1,8 +1,11 @@
 import { z } from 'zod';
+import { CustomerRecord } from '../customers/customers.schemas.js';
+import { UserEmbed } from '../users/users.schemas.js';
 import {
   calendarDate,
   longText,
   moneyInput,
+  nullableString,
   requiredText,
   shortText,
   timeOfDay,
@@ -77,26 +80,20 @@ export const ListJobsQuery = z.strictObject({
 });
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
 
-const nullableString = z.string().nullable();
-
-export const JobCustomerEmbed = z
-  .object({
-    uuid: z.string(),
-    first_name: z.string(),
-    last_name: z.string(),
-    company_name: nullableString,
-    email: nullableString,
-    phone: nullableString,
-  })
-  .meta({ id: 'JobCustomer' });
+export const JobCustomerEmbed = CustomerRecord.pick({
+  uuid: true,
+  first_name: true,
+  last_name: true,
+  company_name: true,
+  email: true,
+  phone: true,
+}).meta({ id: 'JobCustomer' });
 export type JobCustomerEmbed = z.infer<typeof JobCustomerEmbed>;
 
 export const JobLocationEmbed = z.object({ uuid: z.string(), name: z.string() }).meta({ id: 'JobLocation' });
 export type JobLocationEmbed = z.infer<typeof JobLocationEmbed>;
 
-export const JobUserEmbed = z
-  .object({ id: z.string(), first_name: z.string(), last_name: z.string() })
-  .meta({ id: 'JobAssignedUser' });
+export const JobUserEmbed = UserEmbed.meta({ id: 'JobAssignedUser' });
 export type JobUserEmbed = z.infer<typeof JobUserEmbed>;
 
 const jobShape = {

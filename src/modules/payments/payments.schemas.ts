@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { CustomerEmbed } from '../customers/customers.schemas.js';
 import {
   calendarDate,
   jsonObject,
   longText,
   moneyInput,
+  nullableString,
   shortText,
   timestampInput,
   timestampOutput,
@@ -80,7 +82,6 @@ export const ListPaymentsQuery = z.strictObject({
 });
 export type ListPaymentsQuery = z.infer<typeof ListPaymentsQuery>;
 
-const nullableString = z.string().nullable();
 const money = (example: number) => z.number().meta({ example });
 
 const paymentFields = {
@@ -122,7 +123,7 @@ export const PaymentRecord = z
       balance_amount: money(70),
       status: z.enum(INVOICE_STATUSES),
     }),
-    customer: z.object({ uuid: z.string(), first_name: z.string(), last_name: z.string() }),
+    customer: CustomerEmbed,
   })
   .meta({ id: 'Payment' });
 export type PaymentRecord = z.infer<typeof PaymentRecord>;

@@ -52,7 +52,11 @@ function netAmount(amount: Cents, fee: Cents): Cents {
   return amount - fee;
 }
 
+/** Money may move only on a live, issued invoice. */
 function requireIssued(invoice: LockedInvoice, field: string): void {
+  if (invoice.deletedAt !== null) {
+    throw invalidField(field, 'the invoice is deleted; its payments can no longer change its balance');
+  }
   if (invoice.status === 'Draft') {
     throw invalidField(field, 'the invoice is a Draft; issue it (status Pending) before taking payments');
   }
@@ -125,6 +129,9 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBod
     const status = body.status ?? payment.status;
     checkPaymentTransition(payment.status, status);
     if (status === 'Completed' && payment.status !== 'Completed') requireIssued(invoice, 'status');
+    if (status === 'Completed' && (body.amount !== undefined || body.processing_fee !== undefined)) {
+      requireIssued(invoice, body.amount !== undefined ? 'amount' : 'processing_fee');
+    }
     const amount = body.amount !== undefined ? toCents(body.amount) : toCents(payment.amount);
     const fee = body.processing_fee !== undefined ? toCents(body.processing_fee) : toCents(payment.processingFee);
     await repository.updatePayment(tx, companyId, uuid, {

@@ -13,3 +13,6 @@ export type UserRecord = z.infer<typeof UserRecord>;
 
 export const ListUsersQuery = z.strictObject({ ...listQueryShape });
 export type ListUsersQuery = z.infer<typeof ListUsersQuery>;
+
+/** A user embedded in jobs (assigned_user) and photos (user). */
+export const UserEmbed = UserRecord.pick({ id: true, first_name: true, last_name: true });
