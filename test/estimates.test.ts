@@ -514,6 +514,22 @@ describe('PUT/PATCH /estimates/{uuid}', () => {
   });
 });
 
+describe('estimates of a template whose pricing type changed', () => {
+  it('keep their amounts, and refuse to re-price with a clear 400', async () => {
+    const setup = await companyWith(tieredTemplate());
+    const created = await makeEstimate(ctx.app, setup.company.key, estimateFor(setup, { selected_tier: 'good' }));
+    const switched = await call(ctx.app, 'PATCH', `/api/v1/templates/${setup.template.uuid}`, {
+      key: setup.company.key,
+      body: { pricing_type: 'flat', base_price: 80 },
+    });
+    expect(switched.status, JSON.stringify(switched.body)).toBe(200);
+    expectValidationError(await put(setup.company.key, created.uuid, { quantity: 2 }), 'quantity');
+    const notes = await put(setup.company.key, created.uuid, { customer_notes: 'still fine' });
+    expect(notes.status).toBe(200);
+    expect(notes.body.data).toMatchObject({ pricing_type: 'tiered', base_amount: created.base_amount, customer_notes: 'still fine' });
+  });
+});
+
 describe('GET /estimates', () => {
   it('lists newest first with the embedded customer, filters and search', async () => {
     const setup = await companyWith(flatTemplate({ name: 'Duct cleaning' }));

@@ -67,3 +67,53 @@ describe('status-filtered totals from the maintained counts', () => {
     expect(await total(`status=Scheduled,New&customer_uuid=${customer.uuid}`)).toBe(2);
   });
 });
+
+describe('estimate and payment status totals', () => {
+  it('count by status from the maintained counts, following transitions', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(ctx.app, company.key);
+    const template = await call(ctx.app, 'POST', '/api/v1/templates', {
+      key: company.key,
+      body: { name: 'Tune-up', pricing_type: 'flat', base_price: 100 },
+    });
+    const estimates: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await call(ctx.app, 'POST', '/api/v1/estimates', {
+        key: company.key,
+        body: { customer_uuid: customer.uuid, template_uuid: template.body.data.uuid },
+      });
+      expect(created.status).toBe(200);
+      estimates.push(created.body.data.uuid);
+    }
+    const accepted = await call(ctx.app, 'PUT', `/api/v1/estimates/${estimates[0]}`, { key: company.key, body: { status: 'Accepted' } });
+    expect(accepted.status).toBe(200);
+    const total = async (path: string) => {
+      const response = await call(ctx.app, 'GET', `${path}&limit=1`, { key: company.key });
+      expect(response.status).toBe(200);
+      return response.body.data.pagination.total as number;
+    };
+    expect(await total('/api/v1/estimates?status=Pending')).toBe(2);
+    expect(await total('/api/v1/estimates?status=Accepted')).toBe(1);
+    expect(await total('/api/v1/estimates?status=Declined')).toBe(0);
+
+    const job = await call(ctx.app, 'POST', '/api/v1/jobs', { key: company.key, body: { customer_uuid: customer.uuid, title: 'Paid job' } });
+    const invoice = await call(ctx.app, 'POST', '/api/v1/invoices', {
+      key: company.key,
+      body: { job_uuid: job.body.data.uuid, customer_uuid: customer.uuid, due_date: '2030-01-01', line_items: [{ unit_price: 100 }] },
+    });
+    const pay = (status: string) =>
+      call(ctx.app, 'POST', '/api/v1/payments', {
+        key: company.key,
+        body: { invoice_uuid: invoice.body.data.uuid, payment_type: 'cash', amount: 10, payment_date: '2026-11-20', status },
+      });
+    expect((await pay('Completed')).status).toBe(200);
+    expect((await pay('Completed')).status).toBe(200);
+    const pending = await pay('Pending');
+    expect(pending.status).toBe(200);
+    const failed = await call(ctx.app, 'PATCH', `/api/v1/payments/${pending.body.data.uuid}`, { key: company.key, body: { status: 'Failed' } });
+    expect(failed.status).toBe(200);
+    expect(await total('/api/v1/payments?status=Completed')).toBe(2);
+    expect(await total('/api/v1/payments?status=Failed')).toBe(1);
+    expect(await total('/api/v1/payments?status=Pending')).toBe(0);
+  });
+});

@@ -291,18 +291,22 @@ export async function insertRow<T extends TenantTable>(db: Db, table: T, values:
   return row as RowOf<T>;
 }
 
-/** Updates a live row (stamping updated_at) and returns it, or null when there is none. */
+/**
+ * Updates a live row (stamping updated_at) and returns it, or null when there is none. `includeDeleted`
+ * reaches a soft-deleted row too (bookkeeping such as an invoice balance after a refund).
+ */
 export async function updateRow<T extends TenantTable>(
   db: Db,
   table: T,
   companyId: string,
   uuid: string,
   values: Partial<InsertOf<T>>,
+  options: { includeDeleted?: boolean } = {},
 ): Promise<RowOf<T> | null> {
   const rows = await db
     .update(table)
     .set({ ...values, updatedAt: new Date() } as never)
-    .where(byUuid(table, companyId, uuid))
+    .where(byUuid(table, companyId, uuid, options.includeDeleted))
     .returning();
   return ((rows as unknown[])[0] as RowOf<T> | undefined) ?? null;
 }

@@ -176,6 +176,11 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
 async function repricedAmounts(tx: Db, existing: repository.EstimateRow, body: UpdateEstimateBody) {
   if (!PRICING_FIELDS.some((field) => body[field] !== undefined)) return {};
   const template = await findTemplate(tx, existing.companyId, existing.templateUuid, true);
+  // The estimate keeps the pricing type it was made with; a template switched since cannot re-price it.
+  if (template!.pricingType !== existing.pricingType) {
+    const field = PRICING_FIELDS.find((name) => body[name] !== undefined)!;
+    throw invalidField(field, `the template is now priced ${template!.pricingType}, not ${existing.pricingType}; amounts cannot be recomputed`);
+  }
   return amountColumns(priceEstimate(templatePrices(template!), mergedPricingInput(existing, body)).amounts);
 }
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, countRows, newestFirst, paginate, scoped, searchMatches, softDelete } from '../../shared/tenant-table.js';
+import { byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, invoiceReadStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -69,8 +69,7 @@ export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][n
 
 /** Locks the invoice row until the transaction ends: every change to its balance goes through this. */
 export async function lockInvoice(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
-  const [row] = await tx.select().from(invoices).where(byUuid(invoices, companyId, uuid, includeDeleted)).for('update');
-  return (row as InvoiceRow | undefined) ?? null;
+  return (await findRow(tx, invoices, companyId, uuid, { includeDeleted, lock: true })) as InvoiceRow | null;
 }
 
 /** The status the invoice reads as (Overdue derived). */
@@ -84,14 +83,11 @@ export function findShownStatus(db: Db, companyId: string, uuid: string) {
 }
 
 export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<void> {
-  await db.insert(invoices).values(values);
+  await insertRow(db, invoices, values);
 }
 
 export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
-  await db
-    .update(invoices)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(invoices, companyId, uuid, true));
+  await updateRow(db, invoices, companyId, uuid, values, { includeDeleted: true });
 }
 
 export function softDeleteInvoice(db: Db, companyId: string, uuid: string) {

@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, newestFirst, paginate, scoped, softDelete } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
 import { invoiceReadStatus } from '../invoices/invoice-status.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 
@@ -26,13 +26,8 @@ const detailColumns = {
   customer: { uuid: customers.uuid, firstName: customers.firstName, lastName: customers.lastName },
 };
 
-export function findPayment(db: Db, companyId: string, uuid: string) {
-  return db
-    .select()
-    .from(payments)
-    .where(byUuid(payments, companyId, uuid))
-    .limit(1)
-    .then((rows) => (rows[0] as PaymentRow | undefined) ?? null);
+export async function findPayment(db: Db, companyId: string, uuid: string) {
+  return (await findRow(db, payments, companyId, uuid)) as PaymentRow | null;
 }
 
 /** The payment with its invoice and customer, in one query. */
@@ -77,14 +72,11 @@ export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery
 export type PaymentListRow = Awaited<ReturnType<typeof listPayments>>['items'][number];
 
 export async function insertPayment(db: Db, values: PaymentInsert): Promise<void> {
-  await db.insert(payments).values(values);
+  await insertRow(db, payments, values);
 }
 
 export async function updatePayment(db: Db, companyId: string, uuid: string, values: Partial<PaymentInsert>) {
-  await db
-    .update(payments)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(payments, companyId, uuid));
+  await updateRow(db, payments, companyId, uuid, values);
 }
 
 export function softDeletePayment(db: Db, companyId: string, uuid: string) {

@@ -89,6 +89,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
     if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
     requireIssued(invoice, 'invoice_uuid');
+    const { number, seq } = await allocateNumber(tx, companyId, 'payment');
     await repository.insertPayment(tx, {
       ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
       companyId,
@@ -98,10 +99,10 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
       status,
       processedAt,
       createdByUserId: actor.userId,
+      paymentNumber: number,
+      paymentSeq: seq,
     });
     await settleInvoice(tx, companyId, invoice);
-    const { number, seq } = await allocateNumber(tx, companyId, 'payment');
-    await repository.updatePayment(tx, companyId, uuid, { paymentNumber: number, paymentSeq: seq });
   });
   return get(db, companyId, uuid, false);
 }
