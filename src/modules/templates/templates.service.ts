@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { centsToDecimal, decimalText, moneyOut, moneyOutOrNull, toCents, type Cents } from '../../shared/money.js';
+import { centsToDecimal, decimalText, moneyOut, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import * as repository from './templates.repository.js';
 import type {
@@ -16,7 +16,8 @@ import type {
   UpdateTemplateBody,
 } from './templates.schemas.js';
 
-const TEMPLATE_SHAPE: RecordShape = { money: ['basePrice'] };
+/** Prices and the tax rate are converted below from their stored decimal strings. */
+const TEMPLATE_SHAPE: RecordShape = { money: ['basePrice'], omit: ['tiers', 'addons', 'taxRate'] };
 
 /** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
 type StoredTiers = Record<Tier, string>;
@@ -47,7 +48,6 @@ export function toTemplateRecord(row: repository.TemplateRow): TemplateRecord {
   const tiers = row.tiers as StoredTiers | null;
   return {
     ...(rowToRecord(row, TEMPLATE_SHAPE) as TemplateRecord),
-    base_price: moneyOutOrNull(row.basePrice),
     tiers: tiers && { good: moneyOut(tiers.good), better: moneyOut(tiers.better), best: moneyOut(tiers.best) },
     addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: moneyOut(addon.price) })),
     tax_rate: Number(row.taxRate),
