@@ -55,3 +55,18 @@ describe('TRUST_PROXY', () => {
     expect(refused.json().error.code).toBe('ip_restricted');
   });
 });
+
+describe('GET /readyz while shutting down', () => {
+  it('answers 503 so the load balancer stops sending traffic', async () => {
+    const { buildApp } = await import('../src/app.js');
+    const app = await buildApp({ config: ctx.config, database: ctx.database });
+    await app.ready();
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    app.deps.shuttingDown = true;
+    const draining = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(draining.statusCode).toBe(503);
+    expect(draining.json().error.code).toBe('service_unavailable');
+    expect(draining.headers.connection).toBe('close');
+    await app.close();
+  });
+});
