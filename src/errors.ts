@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   usage_limit_exceeded: 403,
   not_found: 404,
   conflict: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   rate_limited: 429,
   internal_error: 500,

@@ -52,6 +52,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`.',
   404: 'The addressed resource does not exist in this company (`not_found`).',
   409: 'A request with the same Idempotency-Key is still in progress (`conflict`).',
+  412: 'If-Match names none of the record\'s current ETags (`precondition_failed`); nothing changed.',
   413: 'The request body is too large (`payload_too_large`).',
   429: 'Rate limit exceeded (`rate_limited`).',
   500: 'Unexpected server error (`internal_error`).',

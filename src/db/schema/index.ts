@@ -7,3 +7,4 @@ export * from './invoices.js';
 export * from './numbering.js';
 export * from './idempotency.js';
 export * from './record-counts.js';
+export * from './events.js';

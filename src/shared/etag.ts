@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors.js';
+
+/**
+ * The strong ETag of a record: a hash of its JSON exactly as the API answers it (`data` of the envelope).
+ * Every answer and every If-Match comparison takes it from here, so they always agree.
+ */
+export function etagOf(record: unknown): string {
+  return `"${createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 32)}"`;
+}
+
+/** A parsed If-Match / If-None-Match header: `*` or the listed entity tags (weak ones keep their W/). */
+export type EntityTags = '*' | string[];
+
+/** Parses an If-Match or If-None-Match header; undefined when absent or empty. */
+export function parseEntityTags(header: string | string[] | undefined): EntityTags | undefined {
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  if (value.trim() === '') return undefined;
+  if (value.trim() === '*') return '*';
+  const tags = value.match(/(?:W\/)?"[^"]*"/g) ?? [];
+  return tags;
+}
+
+/** If-Match uses the strong comparison: a weak tag never matches. `*` matches any existing record. */
+export function ifMatchAllows(ifMatch: EntityTags | undefined, currentEtag: string): boolean {
+  if (ifMatch === undefined || ifMatch === '*') return true;
+  return ifMatch.includes(currentEtag);
+}
+
+/** If-None-Match uses the weak comparison: W/"x" matches "x". */
+export function ifNoneMatchMatches(ifNoneMatch: EntityTags | undefined, currentEtag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  if (ifNoneMatch === '*') return true;
+  return ifNoneMatch.some((tag) => tag.replace(/^W\//, '') === currentEtag);
+}
+
+/** Throws 412 precondition_failed when If-Match names none of the record's current ETags. */
+export function assertIfMatch(ifMatch: EntityTags | undefined, current: unknown): void {
+  if (!ifMatchAllows(ifMatch, etagOf(current))) {
+    throw new AppError('precondition_failed', "If-Match does not match the record's current ETag; nothing was changed.");
+  }
+}
