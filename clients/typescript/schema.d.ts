@@ -1604,7 +1604,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "conflict" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+                code: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
                 message: string;
                 details?: {
                     field: string;
