@@ -1,16 +1,27 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../db/client.js';
 import type { Addon } from '../plugins/auth.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
+import { parseEntityTags, type EntityTags } from './etag.js';
 import { uuidString } from './formats.js';
 import { GetQuery, type Page } from './list-query.js';
 
-/** Who performs a write: the key's company and user. */
+/**
+ * Who performs a write: the key's company and user, and the request's If-Match condition (checked by the
+ * write path under the record's row lock; absent means unconditional).
+ */
 export interface Actor {
   companyId: string;
   userId: string;
+  ifMatch?: EntityTags;
+}
+
+/** The actor of a request: its principal plus the If-Match header of a conditional write. */
+export function actorOf(request: FastifyRequest): Actor {
+  const { companyId, userId } = request.principal;
+  return { companyId, userId, ifMatch: parseEntityTags(request.headers['if-match']) };
 }
 
 /** The five operations every resource offers, called with the company id explicitly. */
@@ -19,7 +30,7 @@ export interface CrudService<TRecord, TCreate, TUpdate, TListQuery> {
   get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<TRecord>;
   create(db: Db, actor: Actor, body: TCreate): Promise<TRecord>;
   update(db: Db, actor: Actor, uuid: string, body: TUpdate): Promise<TRecord>;
-  remove(db: Db, companyId: string, uuid: string): Promise<void>;
+  remove(db: Db, actor: Actor, uuid: string): Promise<void>;
 }
 
 export const UuidParams = z.strictObject({ uuid: uuidString.describe('The record id.') });
@@ -111,7 +122,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         response: { 200: single, ...errorResponses(409, 413) },
       },
     },
-    async (request) => ok(await service.create(db(), request.principal, request.body as z.infer<TCreate>)),
+    async (request) => ok(await service.create(db(), actorOf(request), request.body as z.infer<TCreate>)),
   );
 
   for (const method of ['PUT', 'PATCH'] as const) {
@@ -134,7 +145,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         ok(
           await service.update(
             db(),
-            request.principal,
+            actorOf(request),
             (request.params as z.infer<typeof UuidParams>).uuid,
             request.body as z.infer<TUpdate>,
           ),
@@ -157,7 +168,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       },
     },
     async (request) => {
-      await service.remove(db(), request.principal.companyId, request.params.uuid);
+      await service.remove(db(), actorOf(request), request.params.uuid);
       return ok({ message: `${noun} deleted successfully` });
     },
   );

@@ -46,7 +46,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBo
   return toCustomerRecord(row);
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   if (!(await repository.softDeleteCustomer(db, companyId, uuid))) throw notFound('Customer');
 }
 

@@ -197,7 +197,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
   return readEstimate(db, companyId, uuid);
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   if (!(await repository.softDeleteEstimate(db, companyId, uuid))) throw notFound('Estimate');
 }
 

@@ -249,7 +249,8 @@ function reprice(invoice: repository.InvoiceRow, body: UpdateInvoiceBody) {
   };
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   if (!(await repository.softDeleteInvoice(db, companyId, uuid))) throw notFound('Invoice');
 }
 

@@ -81,7 +81,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
   return get(db, actor.companyId, uuid, false);
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   if (!(await repository.softDeleteJob(db, companyId, uuid))) throw notFound('Job');
 }
 

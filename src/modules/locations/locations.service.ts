@@ -52,7 +52,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBo
   return toLocationRecord(row);
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   await db.transaction(async (tx) => {
     // Under the primary lock, so the location cannot become primary between the check and the delete.
     await repository.lockPrimary(tx, companyId);

@@ -147,7 +147,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBod
 }
 
 /** A deleted Completed payment stops counting: the invoice is settled again. */
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   await withLockedInvoice(db, companyId, uuid, async (tx, _payment, invoice) => {
     if (!(await repository.softDeletePayment(tx, companyId, uuid))) throw notFound('Payment');
     await settleInvoice(tx, companyId, invoice);

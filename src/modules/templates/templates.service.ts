@@ -119,7 +119,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBo
   return toTemplateRecord(row);
 }
 
-async function remove(db: Db, companyId: string, uuid: string) {
+async function remove(db: Db, actor: Actor, uuid: string) {
+  const { companyId } = actor;
   if (!(await repository.softDeleteTemplate(db, companyId, uuid))) throw notFound('Template');
 }
 
