@@ -5,6 +5,7 @@ import { AppError } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
 import { etagPlugin } from './plugins/etag.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -43,6 +44,7 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
     });
   }
 
+  await app.register(jsonBodyPlugin);
   await app.register(idempotencyPlugin, { db: database.db });
   await app.register(etagPlugin);
 

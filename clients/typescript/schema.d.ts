@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Preview an invoice (dry run)
-         * @description Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.
+         * @description Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount. Every field is optional: `{}` (or no body at all) previews 0; a body that is not a JSON object is 400.
          */
         post: operations["previewInvoice"];
         delete?: never;
@@ -8726,10 +8726,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Every field is optional; an empty or absent body previews 0. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PreviewInvoiceBodyInput"] | null;
+                "application/json": components["schemas"]["PreviewInvoiceBodyInput"];
             };
         };
         responses: {
