@@ -83,6 +83,18 @@ describe('ETag on every record GET', () => {
     });
   }
 
+  it('answers HEAD like GET: the same ETag, and 304 for a matching If-None-Match', async () => {
+    const url = `/api/v1/jobs/${seed.jobUuid}`;
+    const etag = await etagOfGet(url);
+    const head = await ctx.app.inject({ method: 'HEAD', url, headers: { authorization: `Bearer ${key}` } });
+    expect(head.statusCode).toBe(200);
+    expect(head.headers.etag).toBe(etag);
+    const notModified = await ctx.app.inject({ method: 'HEAD', url, headers: { authorization: `Bearer ${key}`, 'if-none-match': etag } });
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.headers.etag).toBe(etag);
+    expect(notModified.body).toBe('');
+  });
+
   it('counts a 304 as usage like any request', async () => {
     const url = `/api/v1/customers/${seed.customerUuid}`;
     const etag = await etagOfGet(url);

@@ -37,7 +37,8 @@ export const etagPlugin = fp(
         reply.code(304);
         reply.removeHeader('content-type');
         reply.removeHeader('content-length');
-        return null;
+        // HEAD routes drop the payload themselves and need it to set Content-Length (the 200's, as RFC 9110 allows).
+        return request.method === 'HEAD' ? payload : null;
       }
       return payload;
     });
