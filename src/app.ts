@@ -105,7 +105,7 @@ async function buildZodApp(deps: AppDeps) {
   if (config.CORS_ORIGINS) {
     await app.register(cors, {
       origin: config.CORS_ORIGINS.split(',').map((origin) => origin.trim()),
-      exposedHeaders: ['x-request-id', 'x-usage-count', 'x-usage-limit', 'x-usage-resets', 'retry-after', 'idempotent-replayed'],
+      exposedHeaders: ['x-request-id', 'x-usage-count', 'x-usage-limit', 'x-usage-resets', 'retry-after', 'idempotent-replayed', 'etag'],
     });
   }
   await app.register(swaggerPlugin);

@@ -3,7 +3,9 @@ import rateLimit from '@fastify/rate-limit';
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { authPlugin } from './plugins/auth.js';
+import { etagPlugin } from './plugins/etag.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -42,7 +44,9 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
     });
   }
 
+  await app.register(jsonBodyPlugin);
   await app.register(idempotencyPlugin, { db: database.db });
+  await app.register(etagPlugin);
 
   await app.register(companyRoutes);
   await app.register(userRoutes);

@@ -358,3 +358,68 @@ describe('request ids', () => {
     expect(refused.headers['x-request-id']).toBe('client-req-43');
   });
 });
+
+describe('usage headers on every 403 (DECISIONS.md §8)', () => {
+  const resets = () => new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString();
+  const me = '/api/v1/companies/me';
+
+  function expectUsage(response: { headers: Record<string, unknown> }, count: number, limit: number | null) {
+    expect(response.headers['x-usage-count']).toBe(String(count));
+    expect(response.headers['x-usage-resets']).toBe(resets());
+    if (limit === null) expect(response.headers['x-usage-limit']).toBeUndefined();
+    else expect(response.headers['x-usage-limit']).toBe(String(limit));
+  }
+
+  for (const limit of [null, 10]) {
+    it(`ip_restricted shows the current count without counting (limit ${limit ?? 'none'})`, async () => {
+      const company = await makeCompany(ctx.database, { monthlyRequestLimit: limit });
+      const { api_key } = await makeKey(ctx.database, company.companyId, { allowedIps: ['10.0.0.1'] });
+      const headers = { authorization: `Bearer ${api_key}` };
+      const fresh = await get(me, { headers, remoteAddress: '10.0.0.2' });
+      expectError(fresh, 403, 'ip_restricted');
+      expectUsage(fresh, 0, limit);
+      expectUsage(await get(me, { headers, remoteAddress: '10.0.0.1' }), 1, limit);
+      expectUsage(await get(me, { headers, remoteAddress: '10.0.0.1' }), 2, limit);
+      for (let i = 0; i < 2; i++) {
+        const refused = await get(me, { headers, remoteAddress: '10.0.0.9' });
+        expectError(refused, 403, 'ip_restricted');
+        expectUsage(refused, 2, limit);
+      }
+      expectUsage(await get(me, { headers, remoteAddress: '10.0.0.1' }), 3, limit);
+    });
+
+    it(`addon_required carries the usage headers and counts (limit ${limit ?? 'none'})`, async () => {
+      const company = await makeCompany(ctx.database, { addons: [], monthlyRequestLimit: limit });
+      const refused = await call(ctx.app, 'GET', '/api/v1/numbering', { key: company.key });
+      expectError(refused, 403, 'addon_required');
+      expectUsage(refused, 1, limit);
+      const upload = await call(ctx.app, 'POST', '/api/v1/jobs/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70/photos', { key: company.key, body: {} });
+      expectError(upload, 403, 'addon_required');
+      expectUsage(upload, 2, limit);
+    });
+  }
+
+  it('usage_limit_exceeded carries the usage headers at the limit and does not count', async () => {
+    const company = await makeCompany(ctx.database, { monthlyRequestLimit: 2 });
+    expectUsage(await call(ctx.app, 'GET', me, { key: company.key }), 1, 2);
+    expectUsage(await call(ctx.app, 'GET', me, { key: company.key }), 2, 2);
+    for (let i = 0; i < 2; i++) {
+      const refused = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body: { first_name: 'A', last_name: 'B' } });
+      expectError(refused, 403, 'usage_limit_exceeded');
+      expectUsage(refused, 2, 2);
+    }
+  });
+
+  it('ip_restricted after the limit is used up still shows the count', async () => {
+    const company = await makeCompany(ctx.database, { monthlyRequestLimit: 1 });
+    const { api_key } = await makeKey(ctx.database, company.companyId, { allowedIps: ['10.0.0.1'] });
+    const headers = { authorization: `Bearer ${api_key}` };
+    expectUsage(await get(me, { headers, remoteAddress: '10.0.0.1' }), 1, 1);
+    const limited = await get(me, { headers, remoteAddress: '10.0.0.1' });
+    expectError(limited, 403, 'usage_limit_exceeded');
+    expectUsage(limited, 1, 1);
+    const restricted = await get(me, { headers, remoteAddress: '10.0.0.2' });
+    expectError(restricted, 403, 'ip_restricted');
+    expectUsage(restricted, 1, 1);
+  });
+});

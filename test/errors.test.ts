@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
-import { makeCompany, makeLocation, validCustomer, validLocation } from './helpers/factories.js';
+import { makeCompany, makeCustomer, makeLocation, validCustomer, validLocation } from './helpers/factories.js';
+import { seedAll } from './helpers/seed-all.js';
 
 const ctx = await buildTestApp();
 
@@ -123,6 +124,78 @@ describe('malformed request bodies', () => {
     });
     expectError(response, 400, 'validation_error');
     expect(fields(response).sort()).toEqual(['internal_flags', 'is_vip', 'notes']);
+  });
+});
+
+const bodyCompany = await makeCompany(ctx.database);
+const bodySeed = await seedAll(ctx.app, bodyCompany.key);
+
+describe('a body that is not a JSON object, on every write route', () => {
+  const company = bodyCompany;
+  const seed = bodySeed;
+  type Paths = Record<string, Record<string, unknown>>;
+  const documented = (ctx.app.swagger() as { paths: Paths }).paths;
+  const writes = Object.entries(documented)
+    .filter(([path]) => path.startsWith('/api/v1'))
+    .flatMap(([path, methods]) =>
+      Object.keys(methods)
+        .filter((method) => ['post', 'put', 'patch', 'delete'].includes(method))
+        .map((method) => ({ method: method.toUpperCase() as 'POST', path })),
+    );
+  const urlOf = (path: string) =>
+    path.replace('{job_uuid}', seed.jobUuid).replace(/\{[^}]+\}$/, () => {
+      const id = seed.byCollection[path.replace(/\/\{[^}]+\}$/, '')];
+      if (!id) throw new Error(`No fixture for ${path}: add one to seedAll in test/helpers/seed-all.ts`);
+      return id;
+    });
+
+  it('covers every write route of the route table', () => {
+    expect(writes.length).toBeGreaterThanOrEqual(30);
+    expect(writes).toEqual(expect.arrayContaining([
+      { method: 'POST', path: '/api/v1/invoices/preview' },
+      { method: 'POST', path: '/api/v1/estimates/preview' },
+      { method: 'PUT', path: '/api/v1/numbering' },
+      { method: 'POST', path: '/api/v1/jobs/{job_uuid}/photos' },
+    ]));
+  });
+
+  for (const { method, path } of writes) {
+    it(`${method} ${path}: null, an array, a string, a number or a boolean is 400 and changes nothing`, async () => {
+      const url = urlOf(path);
+      for (const rawBody of ['null', '[]', '[{}]', '"text"', '""', '42', 'true']) {
+        const response = await call(ctx.app, method, url, { key: company.key, rawBody });
+        expectError(response, 400, 'validation_error');
+        expect(response.body.error.details, rawBody).toEqual([{ field: 'body', message: 'must be a JSON object' }]);
+      }
+      // Nothing was written: the addressed record is still there, unchanged.
+      if (/\}$/.test(path)) expect((await call(ctx.app, 'GET', url, { key: company.key })).status).toBe(200);
+    });
+  }
+
+  it('keeps {} valid where it was, and an absent body on the invoice preview', async () => {
+    const { key } = company;
+    const invoicePreview = await call(ctx.app, 'POST', '/api/v1/invoices/preview', { key, body: {} });
+    expect(invoicePreview.status, JSON.stringify(invoicePreview.body)).toBe(200);
+    expect(invoicePreview.body.data.preview.total_amount).toBe(0);
+    const absent = await call(ctx.app, 'POST', '/api/v1/invoices/preview', { key });
+    expect(absent.status, JSON.stringify(absent.body)).toBe(200);
+    expect(absent.body.data).toEqual(invoicePreview.body.data);
+    expect((await call(ctx.app, 'PUT', '/api/v1/numbering', { key, body: {} })).status).toBe(200);
+    for (const [collection, id] of Object.entries(seed.byCollection)) {
+      if (collection.includes('photos')) continue;
+      const response = await call(ctx.app, 'PATCH', `${collection}/${id}`, { key, body: {} });
+      expect(response.status, `${collection} ${JSON.stringify(response.body)}`).toBe(200);
+    }
+  });
+
+  it('accepts a bodiless DELETE sent with an empty text/plain body', async () => {
+    const customer = await makeCustomer(ctx.app, company.key);
+    const response = await call(ctx.app, 'DELETE', `/api/v1/customers/${customer.uuid}`, {
+      key: company.key,
+      rawBody: '',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
   });
 });
 

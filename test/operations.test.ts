@@ -33,6 +33,7 @@ describe('CORS', () => {
     const company = await makeCompany(ctx.database);
     const get = await call(ctx.app, 'GET', '/api/v1/customers', { key: company.key, headers: { origin: 'https://app.example.com' } });
     expect(get.headers['access-control-expose-headers']).toContain('x-usage-count');
+    expect(get.headers['access-control-expose-headers']).toContain('etag');
     const other = await call(ctx.app, 'GET', '/api/v1/customers', { key: company.key, headers: { origin: 'https://evil.example' } });
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });

@@ -9,6 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import { LocalStorage } from '../src/storage/local-storage.js';
 import { S3Storage } from '../src/storage/s3-storage.js';
+import { linkWindow } from '../src/storage/storage.js';
 import { UrlSigner } from '../src/storage/url-signer.js';
 import { JPEG_BYTES, PNG_BYTES } from './helpers/jobs-factories.js';
 
@@ -41,7 +42,8 @@ describe('UrlSigner', () => {
     const signer = new UrlSigner('secret');
     const now = Date.now();
     const { expires, signature } = signer.link(KEY, 60, now);
-    expect(expires).toBe(Math.floor(now / 1000) + 60);
+    expect(expires).toBeGreaterThan(Math.floor(now / 1000) + 60);
+    expect(expires).toBeLessThanOrEqual(Math.floor(now / 1000) + 120);
     expect(signature).toMatch(/^[0-9a-f]{64}$/);
     expect(signer.verify(KEY, String(expires), signature, now)).toBe(true);
     expect(signer.verify(KEY, String(expires), signature, (expires + 1) * 1000)).toBe(false);
@@ -50,6 +52,37 @@ describe('UrlSigner', () => {
     expect(signer.verify(KEY, undefined, signature, now)).toBe(false);
     expect(signer.verify(KEY, String(expires), signature.toUpperCase(), now)).toBe(false);
     expect(signer.verify(KEY, String(expires), signature.slice(2), now)).toBe(false);
+  });
+});
+
+describe('signed link windows', () => {
+  it('gives one link per window, valid at least the TTL and at most twice it', () => {
+    const signer = new UrlSigner('secret');
+    const start = 1_800_000_000 * 1000; // a multiple of 60 s
+    const first = signer.link(KEY, 60, start);
+    expect(first.expires).toBe(start / 1000 + 120);
+    expect(signer.link(KEY, 60, start + 59_999)).toEqual(first);
+    const next = signer.link(KEY, 60, start + 60_000);
+    expect(next.expires).toBe(first.expires + 60);
+    expect(next.signature).not.toBe(first.signature);
+    for (let offset = 0; offset < 60_000; offset += 7_001) {
+      const { expires } = signer.link(KEY, 60, start + offset);
+      const lifetime = expires - Math.floor((start + offset) / 1000);
+      expect(lifetime).toBeGreaterThan(60);
+      expect(lifetime).toBeLessThanOrEqual(120);
+    }
+  });
+
+  it('keeps signedAt to expiresAt within a maximum lifetime', () => {
+    const week = 7 * 24 * 3600;
+    const now = 1_800_000_123_456;
+    expect(linkWindow(3600, now, week)).toEqual({ signedAt: 1_800_000_000, expiresAt: 1_800_000_000 + 7200 });
+    // A TTL of 5 days leaves a window of 2 days.
+    const long = linkWindow(5 * 24 * 3600, now, week);
+    expect(long.expiresAt - long.signedAt).toBeLessThanOrEqual(week);
+    expect(long.expiresAt - Math.floor(now / 1000)).toBeGreaterThan(5 * 24 * 3600);
+    // A TTL at the maximum: a link per second, exactly the maximum.
+    expect(linkWindow(week, now, week)).toEqual({ signedAt: 1_800_000_123, expiresAt: 1_800_000_123 + week });
   });
 });
 
@@ -128,14 +161,27 @@ describe('S3Storage against s3rver', () => {
     expect(stored?.size).toBe(JPEG_BYTES.length);
     expect((await bytesOf(stored!.stream)).equals(JPEG_BYTES)).toBe(true);
     const url = await storage.url(key, { baseUrl: 'ignored', ttlSeconds: 60 });
-    // Signature checking is S3's job (s3rver does not check it); the link must be presigned and path-style.
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/photos\/.+X-Amz-Expires=60.*X-Amz-Signature=[0-9a-f]{64}/);
+    // Signature checking is S3's job (s3rver does not check it); the link must be presigned and path-style,
+    // signed as of the start of its 60 s window and valid for the window plus the TTL.
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/photos\/.+X-Amz-Expires=120.*X-Amz-Signature=[0-9a-f]{64}/);
+    const signedAt = /X-Amz-Date=(\d{8}T\d{4})(\d\d)Z/.exec(url);
+    expect(signedAt?.[2]).toBe('00');
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/jpeg');
     expect(Buffer.from(await response.arrayBuffer()).equals(JPEG_BYTES)).toBe(true);
     await storage.remove(key);
     expect(await storage.read(key)).toBeNull();
+  });
+
+  it('gives the same presigned URL for every call within one window', async () => {
+    const ttlSeconds = 3600;
+    const urls = [await storage.url(KEY, { baseUrl: 'ignored', ttlSeconds })];
+    urls.push(await storage.url(KEY, { baseUrl: 'ignored', ttlSeconds }));
+    const { signedAt } = linkWindow(ttlSeconds, Date.now());
+    // Unless the window turned between the two calls (at most once an hour), they are the same link.
+    if (Date.now() / 1000 - signedAt > 1) expect(urls[1]).toBe(urls[0]);
+    expect(urls[0]).toContain('X-Amz-Expires=7200');
   });
 
   it('stores nothing when the stream fails', async () => {

@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Preview an invoice (dry run)
-         * @description Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.
+         * @description Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount. Every field is optional: `{}` (or no body at all) previews 0; a body that is not a JSON object is 400.
          */
         post: operations["previewInvoice"];
         delete?: never;
@@ -2350,9 +2350,17 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+        IfMatch: string;
+        /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+        IfNoneMatch: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Strong ETag of the record in `data`: it changes whenever the record's JSON changes (side effects and derived values such as an Overdue status included). Send it back in If-Match or If-None-Match. */
+        ETag: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2423,7 +2431,10 @@ export interface operations {
     getCurrentCompany: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2440,6 +2451,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2449,6 +2461,22 @@ export interface operations {
                         data: components["schemas"]["Company"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -2862,6 +2890,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3008,7 +3037,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -3028,6 +3060,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3037,6 +3070,22 @@ export interface operations {
                         data: components["schemas"]["Location"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -3154,7 +3203,10 @@ export interface operations {
     updateLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -3178,6 +3230,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3233,6 +3286,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -3321,7 +3391,10 @@ export interface operations {
     deleteLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -3414,6 +3487,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -3470,7 +3560,10 @@ export interface operations {
     patchLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -3494,6 +3587,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3549,6 +3643,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -3801,6 +3912,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3947,7 +4059,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -3967,6 +4082,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3976,6 +4092,22 @@ export interface operations {
                         data: components["schemas"]["Customer"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -4093,7 +4225,10 @@ export interface operations {
     updateCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -4117,6 +4252,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4172,6 +4308,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -4260,7 +4413,10 @@ export interface operations {
     deleteCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -4353,6 +4509,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -4409,7 +4582,10 @@ export interface operations {
     patchCustomer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -4433,6 +4609,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4488,6 +4665,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -4748,6 +4942,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4894,7 +5089,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -4914,6 +5112,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4923,6 +5122,22 @@ export interface operations {
                         data: components["schemas"]["Job"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -5040,7 +5255,10 @@ export interface operations {
     updateJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -5064,6 +5282,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5119,6 +5338,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -5207,7 +5443,10 @@ export interface operations {
     deleteJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -5300,6 +5539,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -5356,7 +5612,10 @@ export interface operations {
     patchJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -5380,6 +5639,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5435,6 +5695,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -5888,7 +6165,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The job id. */
                 job_uuid: string;
@@ -5910,6 +6190,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5919,6 +6200,22 @@ export interface operations {
                         data: components["schemas"]["JobPhoto"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -6036,7 +6333,10 @@ export interface operations {
     deleteJobPhoto: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The job id. */
                 job_uuid: string;
@@ -6116,6 +6416,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -6351,6 +6668,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6497,7 +6815,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -6517,6 +6838,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6526,6 +6848,22 @@ export interface operations {
                         data: components["schemas"]["Template"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -6643,7 +6981,10 @@ export interface operations {
     updateTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -6667,6 +7008,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6722,6 +7064,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -6810,7 +7169,10 @@ export interface operations {
     deleteTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -6903,6 +7265,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -6959,7 +7338,10 @@ export interface operations {
     patchTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -6983,6 +7365,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7038,6 +7421,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -7461,6 +7861,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7607,7 +8008,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -7627,6 +8031,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7636,6 +8041,22 @@ export interface operations {
                         data: components["schemas"]["Estimate"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -7753,7 +8174,10 @@ export interface operations {
     updateEstimate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -7777,6 +8201,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7832,6 +8257,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -7920,7 +8362,10 @@ export interface operations {
     deleteEstimate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -8013,6 +8458,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -8069,7 +8531,10 @@ export interface operations {
     patchEstimate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -8093,6 +8558,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8148,6 +8614,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -8243,10 +8726,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Every field is optional; an empty or absent body previews 0. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PreviewInvoiceBodyInput"] | null;
+                "application/json": components["schemas"]["PreviewInvoiceBodyInput"];
             };
         };
         responses: {
@@ -8572,6 +9054,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8718,7 +9201,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -8738,6 +9224,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8747,6 +9234,22 @@ export interface operations {
                         data: components["schemas"]["Invoice"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -8864,7 +9367,10 @@ export interface operations {
     updateInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -8888,6 +9394,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8943,6 +9450,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -9031,7 +9555,10 @@ export interface operations {
     deleteInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -9124,6 +9651,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -9180,7 +9724,10 @@ export interface operations {
     patchInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -9204,6 +9751,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9259,6 +9807,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -9515,6 +10080,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9661,7 +10227,10 @@ export interface operations {
                 /** @description Return the record even when it is soft-deleted. */
                 include_deleted?: "0" | "1" | "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -9681,6 +10250,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9690,6 +10260,22 @@ export interface operations {
                         data: components["schemas"]["Payment"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
             400: {
@@ -9807,7 +10393,10 @@ export interface operations {
     updatePayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -9831,6 +10420,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9886,6 +10476,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
@@ -9974,7 +10581,10 @@ export interface operations {
     deletePayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -10067,6 +10677,23 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded (`rate_limited`). */
             429: {
                 headers: {
@@ -10123,7 +10750,10 @@ export interface operations {
     patchPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -10147,6 +10777,7 @@ export interface operations {
                     "X-Usage-Resets"?: string;
                     /** @description The request id (echoed when the client sent one). */
                     "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10202,6 +10833,23 @@ export interface operations {
             };
             /** @description The addressed resource does not exist in this company (`not_found`). */
             404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;

@@ -140,10 +140,13 @@ export const authPlugin = fp<AuthOptions>(
       if (!entry.record || !entry.principal) {
         throw new AppError('unauthorized', 'The API key is unknown or revoked.');
       }
+      const { record, principal } = entry;
       if (!ipAllowed(entry.allowedRanges, request.ip)) {
+        // Refused before it counts (DECISIONS.md §8), but it still shows the company's current usage.
+        const usage = await options.usage.peek(record.companyId);
+        setUsageHeaders(reply, usage.count, record.monthlyRequestLimit, usage.resetsAt);
         throw new AppError('ip_restricted', 'This API key may not be used from this IP address.');
       }
-      const { record, principal } = entry;
       const addon = request.routeOptions.config?.addon;
       const usage = await options.usage.count(record.companyId, record.monthlyRequestLimit);
       setUsageHeaders(reply, usage.count, record.monthlyRequestLimit, usage.resetsAt);

@@ -3,6 +3,9 @@
  * route schemas cannot express, and no component schema that nothing references.
  */
 
+import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
+import { ETAG_OPERATION_MARK } from './etag.js';
+
 type Json = Record<string, unknown>;
 
 const IDEMPOTENCY_KEY = {
@@ -22,6 +25,76 @@ const USAGE_HEADERS = {
   'X-Usage-Resets': { description: 'Start of the next month (UTC), when the count resets.', schema: { type: 'string', format: 'date-time' } },
   'X-Request-Id': { description: 'The request id (echoed when the client sent one).', schema: { type: 'string' } },
 };
+
+/** Declared once in components and referenced by every operation they apply to. */
+const ETAG_COMPONENTS = {
+  headers: {
+    ETag: {
+      description:
+        "Strong ETag of the record in `data`: it changes whenever the record's JSON changes (side effects and " +
+        'derived values such as an Overdue status included). Send it back in If-Match or If-None-Match.',
+      schema: { type: 'string', example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
+    },
+  },
+  parameters: {
+    IfMatch: {
+      in: 'header',
+      name: 'If-Match',
+      required: false,
+      description:
+        "Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's " +
+        'current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing ' +
+        'changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional.',
+      schema: { type: 'string', example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
+    },
+    IfNoneMatch: {
+      in: 'header',
+      name: 'If-None-Match',
+      required: false,
+      description:
+        "One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current " +
+        'ETag the answer is 304 Not Modified with no body.',
+      schema: { type: 'string', example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
+    },
+  },
+};
+
+const ETAG_HEADER_REF = { $ref: '#/components/headers/ETag' };
+
+function addParameter(operation: Json, name: string): void {
+  const parameters = (operation.parameters as Json[] | undefined) ?? [];
+  const ref = `#/components/parameters/${name}`;
+  if (!parameters.some((parameter) => parameter.$ref === ref)) operation.parameters = [...parameters, { $ref: ref }];
+}
+
+/**
+ * ETags (DECISIONS.md §9.4): operations that answer one record (marked by the etag plugin) document the ETag
+ * header, item GETs If-None-Match and 304; PUT, PATCH and DELETE of an item If-Match and 412.
+ */
+function documentConditionalRequests(path: string, method: string, operation: Json): void {
+  const responses = (operation.responses ?? {}) as Record<string, Json>;
+  if (operation[ETAG_OPERATION_MARK]) {
+    delete operation[ETAG_OPERATION_MARK];
+    const ok = responses['200'];
+    if (ok) ok.headers = { ETag: ETAG_HEADER_REF, ...(ok.headers as Json | undefined) };
+    if (method === 'get') {
+      addParameter(operation, 'IfNoneMatch');
+      responses['304'] = {
+        description: 'Not Modified: If-None-Match names the current ETag; no body.',
+        headers: { ETag: ETAG_HEADER_REF },
+      };
+    }
+  }
+  if (/\}$/.test(path) && (method === 'put' || method === 'patch' || method === 'delete')) {
+    addParameter(operation, 'IfMatch');
+    responses['412'] = {
+      description: ERROR_DESCRIPTIONS[412],
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  // Keep the responses in status order.
+  operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
 
 function collectRefs(node: unknown, found: Set<string>): void {
   if (Array.isArray(node)) {
@@ -51,9 +124,13 @@ function dropUnusedSchemas(document: Json): void {
 export function finishOpenApiDocument<T>(input: T): T {
   const document = input as unknown as Json;
   const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
+  const components = (document.components ??= {}) as Record<string, Json>;
+  components.headers = { ...ETAG_COMPONENTS.headers, ...components.headers };
+  components.parameters = { ...ETAG_COMPONENTS.parameters, ...components.parameters };
   for (const [path, operations] of Object.entries(paths)) {
     if (!path.startsWith('/api/v1')) continue;
     for (const [method, operation] of Object.entries(operations)) {
+      documentConditionalRequests(path, method, operation);
       if (method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];
         if (!parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {

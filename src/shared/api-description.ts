@@ -12,8 +12,8 @@ A revoked key or a changed company setting takes effect within 5 seconds.
 Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete too).
 Error: \`{"success": false, "error": {"code", "message", "details": [{"field", "message"}]}}\` with the codes
 validation_error, invalid_status_transition, primary_location (400), unauthorized (401), ip_restricted,
-addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), payload_too_large (413),
-rate_limited (429), internal_error (500), service_unavailable (503).
+addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), precondition_failed (412),
+payload_too_large (413), rate_limited (429), internal_error (500), service_unavailable (503).
 Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_limit_exceeded, 429, then 400 and 404.
 
 ## Requests
@@ -22,11 +22,22 @@ nullable field; PUT and PATCH are both partial updates. Unknown query parameters
 Money has at most 2 decimals and is never negative; quantity is > 0 with at most 3 decimals; tax rates and
 percentages have at most 4 decimals. Timestamps need Z or an offset and are returned in UTC.
 
+A request body must be a JSON object: \`null\`, an array, a string or a number is 400 on every endpoint.
+
+## ETags and conditional requests
+Every answer that carries one record (GET, create and update of an item, the company of the key) has a strong
+\`ETag\` of the record's JSON; it changes whenever that JSON changes, side effects and derived values included.
+GET with a matching \`If-None-Match\` (tags, \`W/\` tags or \`*\`) answers 304 with no body. PUT, PATCH and DELETE
+with an \`If-Match\` (tags or \`*\`) that matches none of the record's current ETag answer 412
+precondition_failed and change nothing; of two concurrent writes with the same If-Match exactly one succeeds.
+Photo links are signed per window of the link lifetime, so a photo's ETag is stable between reads.
+
 ## Lists
 \`include_deleted\` (true/false/1/0), \`page\` (>= 1, default 1), \`limit\` (1..100, default 50). Newest first;
 \`search\` is a case-insensitive substring match. Soft-deleted records are 404 unless \`include_deleted=true\`.
 
 ## Usage and rate limits
 Every authenticated response carries X-Usage-Count, X-Usage-Limit (when the company has a monthly limit) and
-X-Usage-Resets. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
+X-Usage-Resets, 403s and 304s included. Requests refused with 403 ip_restricted or usage_limit_exceeded do not
+count; their X-Usage-Count shows the current count. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
 `.trim();

@@ -66,6 +66,8 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   const pascalPlural = plural.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
   const pascalNoun = noun.replace(/\s+(\w)/g, (_, char: string) => char.toUpperCase());
   const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
+  // Get, create and update answer one record: they carry its ETag (src/plugins/etag.ts).
+  const recordConfig = { ...config, etag: true };
   const single = okSchema(options.record);
   const db = () => app.deps.database.db;
 
@@ -92,7 +94,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   app.get(
     `${path}/:uuid`,
     {
-      config,
+      config: recordConfig,
       schema: {
         tags: [tag],
         operationId: `get${pascalNoun}`,
@@ -111,7 +113,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   app.post(
     path,
     {
-      config,
+      config: recordConfig,
       schema: {
         tags: [tag],
         operationId: `create${pascalNoun}`,
@@ -129,7 +131,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
     app.route({
       method,
       url: `${path}/:uuid`,
-      config,
+      config: recordConfig,
       schema: {
         tags: [tag],
         operationId: `${method === 'PUT' ? 'update' : 'patch'}${pascalNoun}`,

@@ -46,7 +46,7 @@ export const ErrorSchema = z
   })
   .meta({ id: 'Error' });
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
+export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation error (`validation_error`, `invalid_status_transition`, `primary_location`).',
   401: 'Missing, malformed, unknown or revoked API key (`unauthorized`).',
   403: 'Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`.',

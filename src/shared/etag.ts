@@ -6,7 +6,24 @@ import { AppError } from '../errors.js';
  * Every answer and every If-Match comparison takes it from here, so they always agree.
  */
 export function etagOf(record: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 32)}"`;
+  return etagOfJson(JSON.stringify(record));
+}
+
+/** The ETag of a record given as its JSON text (the `data` part of a serialized envelope). */
+export function etagOfJson(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+}
+
+const ENVELOPE_HEAD = '{"success":true,"data":';
+
+/**
+ * The JSON text of `data` in a serialized success envelope, or undefined for anything else. ok() builds
+ * `{success: true, data}`, and JSON.stringify of that is exactly ENVELOPE_HEAD + JSON.stringify(data) + '}',
+ * so etagOfJson of this slice equals etagOf(data).
+ */
+export function envelopeDataJson(payload: string): string | undefined {
+  if (!payload.startsWith(ENVELOPE_HEAD) || !payload.endsWith('}')) return undefined;
+  return payload.slice(ENVELOPE_HEAD.length, -1);
 }
 
 /** A parsed If-Match / If-None-Match header: `*` or the listed entity tags (weak ones keep their W/). */

@@ -2,7 +2,10 @@ import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, S3Client, type S3Clie
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
-import type { LinkOptions, Storage, StoredFile } from './storage.js';
+import { linkWindow, type LinkOptions, type Storage, type StoredFile } from './storage.js';
+
+/** The longest lifetime S3 accepts for a presigned URL (SigV4: 7 days). */
+const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
 
 export interface S3StorageOptions {
   bucket: string;
@@ -54,8 +57,11 @@ export class S3Storage implements Storage {
   }
 
   async url(key: string, options: LinkOptions): Promise<string> {
+    // Signed as of the start of the current window, so the URL is the same throughout it (with the same credentials).
+    const { signedAt, expiresAt } = linkWindow(options.ttlSeconds, Date.now(), MAX_PRESIGNED_SECONDS);
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
-      expiresIn: options.ttlSeconds,
+      signingDate: new Date(signedAt * 1000),
+      expiresIn: expiresAt - signedAt,
     });
   }
 

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { linkWindow } from './storage.js';
 
 export interface SignedLinkQuery {
   expires: number;
@@ -13,9 +14,9 @@ export class UrlSigner {
     return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('hex');
   }
 
-  /** A link query valid for ttlSeconds from now. */
+  /** A link query valid for at least ttlSeconds from now, the same for every call within one window. */
   link(key: string, ttlSeconds: number, now = Date.now()): SignedLinkQuery {
-    const expires = Math.floor(now / 1000) + ttlSeconds;
+    const expires = linkWindow(ttlSeconds, now).expiresAt;
     return { expires, signature: this.sign(key, expires) };
   }
 

@@ -72,6 +72,13 @@ export class UsageMeter {
     return { allowed: true, count: current + 1, resetsAt };
   }
 
+  /** The current count without counting: what a refused (403 ip_restricted) request reports. */
+  async peek(companyId: string, now = new Date()): Promise<Omit<UsageDecision, 'allowed'>> {
+    const entry = await this.entry(companyId, now);
+    entry.lastSeen = now.getTime();
+    return { count: entry.others + entry.mine, resetsAt: nextPeriodStart(now) };
+  }
+
   private async entry(companyId: string, now: Date): Promise<CompanyUsage> {
     const period = usagePeriod(now);
     const existing = this.usage.get(companyId);

@@ -25,13 +25,18 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
         operationId: 'previewInvoice',
         summary: 'Preview an invoice (dry run)',
         description:
-          'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount.',
+          'Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount. ' +
+          'Every field is optional: `{}` (or no body at all) previews 0; a body that is not a JSON object is 400.',
         security: SECURITY,
-        body: PreviewInvoiceBody.nullish().describe('Every field is optional; an empty or absent body previews 0.'),
+        body: PreviewInvoiceBody,
         response: { 200: okSchema(InvoicePreview), ...errorResponses(409, 413) },
       },
+      // No body at all reads as {}; a JSON null, array or scalar was already refused (src/plugins/json-body.ts).
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
     },
-    async (request) => ok(await previewInvoice(app.deps.database.db, request.principal.companyId, request.body ?? {})),
+    async (request) => ok(await previewInvoice(app.deps.database.db, request.principal.companyId, request.body)),
   );
 
   registerCrudRoutes(app, {

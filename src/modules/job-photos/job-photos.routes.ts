@@ -91,7 +91,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/jobs/:job_uuid/photos/:photo_uuid',
     {
-      config,
+      config: { ...config, etag: true },
       schema: {
         tags: [TAG],
         operationId: 'getJobPhoto',

@@ -1,0 +1,47 @@
+import fp from 'fastify-plugin';
+import type { FastifySchema } from 'fastify';
+import { envelopeDataJson, etagOfJson, ifNoneMatchMatches, parseEntityTags } from '../shared/etag.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers one record (GET, create or update of an item): it carries an ETag (DECISIONS.md §9.4). */
+    etag?: boolean;
+  }
+}
+
+/** Marks an operation in the OpenAPI document as one that answers with an ETag (see openapi-finish.ts). */
+export const ETAG_OPERATION_MARK = 'x-etag';
+
+/**
+ * ETags for every route whose config says `etag: true`: the strong ETag of the answered record's JSON on
+ * each 200, and 304 without a body for a GET whose If-None-Match matches it. The tag is computed from the
+ * serialized answer itself (replayed idempotent answers included), with the same function the write
+ * paths use to compare If-Match, so the two always agree.
+ */
+export const etagPlugin = fp(
+  async (app) => {
+    app.addHook('onRoute', (route) => {
+      if (route.config?.etag && route.schema) {
+        route.schema = { ...route.schema, [ETAG_OPERATION_MARK]: true } as FastifySchema;
+      }
+    });
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (!request.routeOptions.config?.etag || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+      const data = envelopeDataJson(payload);
+      if (data === undefined) return payload;
+      const etag = etagOfJson(data);
+      reply.header('etag', etag);
+      const safe = request.method === 'GET' || request.method === 'HEAD';
+      if (safe && ifNoneMatchMatches(parseEntityTags(request.headers['if-none-match']), etag)) {
+        reply.code(304);
+        reply.removeHeader('content-type');
+        reply.removeHeader('content-length');
+        // HEAD routes drop the payload themselves and need it to set Content-Length (the 200's, as RFC 9110 allows).
+        return request.method === 'HEAD' ? payload : null;
+      }
+      return payload;
+    });
+  },
+  { name: 'etag' },
+);
