@@ -323,8 +323,10 @@ async function checkpoint(databaseUrl: string, seed: SeedInfo) {
 }
 
 /**
- * Correctness of what a scenario wrote: I1's invoices got consecutive numbers without gaps, one per 2xx;
- * P1's payments each took exactly 1.00 off the one invoice, one per 2xx, never below zero.
+ * Correctness of what a scenario wrote: I1's invoices got consecutive numbers without gaps; P1's payments
+ * each took exactly 1.00 off the one invoice, never below zero. Every 2xx wrote one row; autocannon stops
+ * with up to CONNECTIONS requests in flight after the warm-up and after the run, which the server still
+ * completes unseen, so there may be that many more rows than 2xx.
  */
 async function checkScenario(databaseUrl: string, seed: SeedInfo, row: Row, before: { now: Date; balance: string }): Promise<Check> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -337,7 +339,7 @@ async function checkScenario(databaseUrl: string, seed: SeedInfo, row: Row, befo
       );
       const numbers = rows.map((r) => Number(r.number.replace(/\D/g, ''))).sort((a, b) => a - b);
       const gapless = numbers.every((number, index) => index === 0 || number === numbers[index - 1] + 1);
-      const ok = gapless && numbers.length === row.okAll;
+      const ok = gapless && withinInFlight(numbers.length, row.okAll ?? 0);
       const range = numbers.length ? `${numbers[0]}-${numbers[numbers.length - 1]}` : 'none';
       return { ok, text: `${numbers.length} invoices for ${row.okAll} 2xx, numbers ${range}${gapless ? ' consecutive' : ' WITH GAPS'}` };
     }
@@ -349,7 +351,7 @@ async function checkScenario(databaseUrl: string, seed: SeedInfo, row: Row, befo
         [seed.bigInvoiceUuid, before.now, before.balance],
       );
       const { created, balance, drop } = rows[0];
-      const ok = created === row.okAll && Number(drop) === created && Number(balance) >= 0;
+      const ok = withinInFlight(created, row.okAll ?? 0) && Number(drop) === created && Number(balance) >= 0;
       return { ok, text: `${created} payments for ${row.okAll} 2xx, balance down ${drop}, now ${balance}` };
     }
     return { ok: (row.errors ?? 0) === 0, text: row.errors ? `${row.errors} errors` : 'read only, no errors' };
@@ -357,6 +359,8 @@ async function checkScenario(databaseUrl: string, seed: SeedInfo, row: Row, befo
     await client.end();
   }
 }
+
+const withinInFlight = (written: number, answered: number) => written >= answered && written <= answered + 2 * CONNECTIONS;
 
 interface ClusterRow {
   id: string;
