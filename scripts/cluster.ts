@@ -55,7 +55,9 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  cluster = await startCluster({ databaseUrl, instances, port, server, redisUrl, output: 'inherit', log: say });
+  const statementTimeoutMs = Number(process.env.STATEMENT_TIMEOUT_MS || 10_000);
+  if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 0) throw new Error('STATEMENT_TIMEOUT_MS must be an integer >= 0');
+  cluster = await startCluster({ databaseUrl, instances, port, server, redisUrl, statementTimeoutMs, output: 'inherit', log: say });
   if (stopping) return;
   for (const instance of cluster.instances) {
     instance.child.once('exit', (code, signal) => {

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -101,6 +103,40 @@ describe.runIf(postgres)('DATABASE_MIGRATION_URL', () => {
     } finally {
       await database.close();
     }
+  });
+});
+
+/** Every TypeScript file under a directory. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('no session state behind a transaction pooler', () => {
+  // A transaction pooler gives each transaction any server connection: whatever a session keeps is lost or,
+  // worse, leaks to another client. Only the migrations (a direct connection of their own) may hold a lock.
+  const forbidden: Array<[string, RegExp]> = [
+    ['session advisory lock', /pg_(try_)?advisory_lock(_shared)?\s*\(/i],
+    ['LISTEN', /\bLISTEN\s+[\w"]/],
+    ['temporary table', /\bcreate\s+(temp|temporary)\s+table/i],
+    ['session SET', /sql`\s*set\s+(?!local\b)(?!transaction\b)/i],
+    ['named prepared statement outside tenant-table', /\.prepare\(\s*['"`]/],
+  ];
+  const files = sourceFiles(path.resolve(import.meta.dirname, '../src')).filter((file) => !file.endsWith(path.join('db', 'migrate.ts')));
+
+  it.each(forbidden)('src never uses a %s', (_what, pattern) => {
+    const offenders = files.filter((file) => pattern.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the patterns catch what they are meant to', () => {
+    const samples = ["select pg_advisory_lock(1)", 'LISTEN events', 'CREATE TEMP TABLE t (a int)', 'sql`set statement_timeout = 0`', "q.prepare('find')"];
+    forbidden.forEach(([, pattern], index) => expect(pattern.test(samples[index])).toBe(true));
+    expect(forbidden[0][1].test('select pg_advisory_xact_lock(1)')).toBe(false);
+    expect(forbidden[3][1].test('sql`set local statement_timeout = 0`')).toBe(false);
   });
 });
 
