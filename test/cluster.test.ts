@@ -187,10 +187,10 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
   });
 
   it('refuses a company past its monthly limit within one second of traffic of overshoot, on every instance', async () => {
-    const limit = 400;
+    const limit = 250;
     const company = await makeCompany(database, { monthlyRequestLimit: limit });
     // Enough keys that no key reaches the per-key rate limit: a 429 would count as usage too.
-    const nextKey = await keysOf(database, company, 30);
+    const nextKey = await keysOf(database, company, 24);
     let accepted = 0;
     let refusals = 0;
     const started = performance.now();
@@ -222,7 +222,9 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
 
   it('loses no acknowledged write when an instance is SIGKILLed under load, and routes around it', async () => {
     const company = await makeCompany(database);
-    const nextKey = await keysOf(database, company, 16);
+    const workers = 12;
+    const perWorker = 35;
+    const nextKey = await keysOf(database, company, workers);
     const acknowledged: string[] = [];
     const failures: Array<{ status: number; at: number }> = [];
     const servedAfterKill = new Set<string>();
@@ -232,7 +234,7 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
 
     const worker = async (workerIndex: number) => {
       const key = nextKey();
-      for (let i = 0; i < 45; i++) {
+      for (let i = 0; i < perWorker; i++) {
         const sentAt = performance.now();
         const answer = await send(cluster.url, 'POST', '/customers', key, { first_name: `W${workerIndex}`, last_name: `Load ${i}` });
         if (answer.status === 200) {
@@ -245,7 +247,7 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
         }
       }
     };
-    const load = Promise.all(Array.from({ length: 16 }, (_, index) => worker(index)));
+    const load = Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
     await new Promise((resolve) => setTimeout(resolve, 800));
     killedAt = performance.now();
     victim.child.kill('SIGKILL');
@@ -259,8 +261,9 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
       expect([0, 502, 503, 504]).toContain(failure.status);
       expect(failure.at - killedAt).toBeLessThan(3_000);
     }
-    expect(failures.length).toBeLessThanOrEqual(16);
-    expect(acknowledged.length).toBeGreaterThan(16 * 45 - 16);
+    expect(acknowledged.length).toBeGreaterThan(workers * perWorker / 2);
+    // At most one request of each worker was in flight on the killed instance.
+    expect(failures.length).toBeLessThanOrEqual(workers);
 
     // Every create that was answered 200 is there, read through the balancer.
     const readKey = (await makeKey(database, company.companyId)).api_key;
