@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import pg from 'pg';
+import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
 import { benchUrls, describeSize, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
 
@@ -36,6 +37,10 @@ interface Row {
   errors?: number;
   statuses?: string;
   maxRssMiB?: number;
+  /** 2xx responses of the measured run (not the warm-up). */
+  ok?: number;
+  /** 2xx responses including the warm-up: what the scenario wrote. */
+  okAll?: number;
   sql?: { rps: number; p50: number; p99: number; errors: number };
 }
 
@@ -55,7 +60,13 @@ async function freePort(): Promise<number> {
 }
 
 /** `node dist/server.js` after a clean build; `node --import tsx src/server.ts` when the build fails. */
+let built: { args: string[]; how: string } | undefined;
 function serverCommand(): { args: string[]; how: string } {
+  built ??= buildOnce();
+  return built;
+}
+
+function buildOnce(): { args: string[]; how: string } {
   if (env.BENCH_SERVER !== 'tsx') {
     log('Build: npx tsc -p tsconfig.build.json');
     const started = performance.now();
@@ -153,12 +164,17 @@ function rssMiB(pid: number): number | null {
   }
 }
 
-function rssSampler(pid: number) {
-  let max = rssMiB(pid) ?? 0;
-  const timer = setInterval(() => {
-    const value = rssMiB(pid);
-    if (value !== null && value > max) max = value;
-  }, 200);
+/** The largest RSS any of the processes reaches while it runs. */
+function rssSampler(pids: number[]) {
+  let max = 0;
+  const sample = () => {
+    for (const pid of pids) {
+      const value = rssMiB(pid);
+      if (value !== null && value > max) max = value;
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 200);
   return {
     stop() {
       clearInterval(timer);
@@ -205,7 +221,13 @@ async function probe(url: string, request: AutocannonRequest): Promise<{ status:
   return { status: response.status, body: await response.text() };
 }
 
-async function runScenario(server: Server, scenario: Scenario): Promise<Row> {
+/** Where a scenario's requests go: one server, or the cluster's balancer with its instances' pids. */
+interface Target {
+  url: string;
+  pids: number[];
+}
+
+async function runScenario(server: Target, scenario: Scenario): Promise<Row> {
   const row: Row = { id: scenario.id, title: scenario.title };
   const sample = await probe(server.url, scenario.request);
   if (sample.status === 404 && /No route for/.test(sample.body)) {
@@ -222,9 +244,12 @@ async function runScenario(server: Server, scenario: Scenario): Promise<Row> {
     timeout: 30,
     requests: [scenario.request],
   };
-  if (WARMUP > 0) await autocannon({ ...options, duration: WARMUP });
-  const sampler = rssSampler(server.child.pid!);
+  const warm = WARMUP > 0 ? await autocannon({ ...options, duration: WARMUP }) : null;
+  row.okAll = (warm?.['2xx'] ?? 0);
+  const sampler = rssSampler(server.pids);
   const result = await autocannon({ ...options, duration: DURATION });
+  row.ok = result['2xx'];
+  row.okAll += result['2xx'];
   row.maxRssMiB = sampler.stop();
   row.rps = result.requests.average;
   row.p50 = result.latency.p50;
@@ -272,6 +297,150 @@ async function runSql(databaseUrl: string, baseline: SqlBaseline): Promise<Row['
   } finally {
     await pool.end();
   }
+}
+
+/** The scenarios measured through the cluster beside one instance. */
+const CLUSTER_SCENARIOS = ['I1', 'P1', 'W2'];
+
+interface Check {
+  ok: boolean;
+  text: string;
+}
+
+/** What the database holds before a writing scenario, to check afterwards what the scenario wrote. */
+async function checkpoint(databaseUrl: string, seed: SeedInfo) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ now: Date; balance: string }>(
+      'select now() as now, (select balance_amount::text from invoices where uuid = $1) as balance',
+      [seed.bigInvoiceUuid],
+    );
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Correctness of what a scenario wrote: I1's invoices got consecutive numbers without gaps; P1's payments
+ * each took exactly 1.00 off the one invoice, never below zero. Every 2xx wrote one row; autocannon stops
+ * with up to CONNECTIONS requests in flight after the warm-up and after the run, which the server still
+ * completes unseen, so there may be that many more rows than 2xx.
+ */
+async function checkScenario(databaseUrl: string, seed: SeedInfo, row: Row, before: { now: Date; balance: string }): Promise<Check> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    if (row.id === 'I1') {
+      const { rows } = await client.query<{ number: string }>(
+        'select invoice_number as number from invoices where company_id = $1 and created_at >= $2',
+        [seed.companyUuid, before.now],
+      );
+      const numbers = rows.map((r) => Number(r.number.replace(/\D/g, ''))).sort((a, b) => a - b);
+      const gapless = numbers.every((number, index) => index === 0 || number === numbers[index - 1] + 1);
+      const ok = gapless && withinInFlight(numbers.length, row.okAll ?? 0);
+      const range = numbers.length ? `${numbers[0]}-${numbers[numbers.length - 1]}` : 'none';
+      return { ok, text: `${numbers.length} invoices for ${row.okAll} 2xx, numbers ${range}${gapless ? ' consecutive' : ' WITH GAPS'}` };
+    }
+    if (row.id === 'P1') {
+      const { rows } = await client.query<{ created: number; balance: string; drop: string }>(
+        `select (select count(*)::int from payments where invoice_uuid = $1 and created_at >= $2) as created,
+                balance_amount::text as balance, ($3::numeric - balance_amount)::text as drop
+           from invoices where uuid = $1`,
+        [seed.bigInvoiceUuid, before.now, before.balance],
+      );
+      const { created, balance, drop } = rows[0];
+      const ok = withinInFlight(created, row.okAll ?? 0) && Number(drop) === created && Number(balance) >= 0;
+      return { ok, text: `${created} payments for ${row.okAll} 2xx, balance down ${drop}, now ${balance}` };
+    }
+    return { ok: (row.errors ?? 0) === 0, text: row.errors ? `${row.errors} errors` : 'read only, no errors' };
+  } finally {
+    await client.end();
+  }
+}
+
+const withinInFlight = (written: number, answered: number) => written >= answered && written <= answered + 2 * CONNECTIONS;
+
+interface ClusterRow {
+  id: string;
+  title: string;
+  single?: Row;
+  cluster?: Row;
+  singleCheck?: Check;
+  clusterCheck?: Check;
+}
+
+/** I1, P1 and W2 through 3 instances, HAProxy and PgBouncer (transaction mode), beside one instance. */
+async function runClusterComparison(databaseUrl: string, seed: SeedInfo, scenarios: Scenario[], server: 'dist' | 'tsx'): Promise<ClusterRow[]> {
+  const chosen = scenarios.filter((scenario) => CLUSTER_SCENARIOS.includes(scenario.id));
+  if (chosen.length === 0) return [];
+  const rows: ClusterRow[] = chosen.map((scenario) => ({ id: scenario.id, title: scenario.title }));
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-single-'));
+  // One instance first, on a fresh process, then the cluster, each scenario checked after its run.
+  const single = await startServer(databaseUrl, workDir);
+  try {
+    for (const [index, scenario] of chosen.entries()) {
+      const before = await checkpoint(databaseUrl, seed);
+      rows[index].single = await runScenario({ url: single.url, pids: [single.child.pid!] }, scenario);
+      rows[index].singleCheck = await checkScenario(databaseUrl, seed, rows[index].single!, before);
+    }
+  } finally {
+    await single.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+  let cluster: Cluster | undefined;
+  try {
+    cluster = await startCluster({
+      databaseUrl,
+      instances: 3,
+      server,
+      // The same 32 PostgreSQL connections as the one instance, shared through PgBouncer.
+      instancePoolSize: Math.ceil(CONNECTIONS / 3) + 1,
+      pgbouncerPoolSize: CONNECTIONS,
+      redisUrl: env.REDIS_URL || undefined,
+      env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0', STORAGE_DRIVER: 'local' },
+    });
+    log(`Cluster: 3 instances (${server}) behind HAProxy ${cluster.url}, PgBouncer transaction mode`);
+    const target: Target = { url: cluster.url, pids: cluster.instances.map((instance) => instance.child.pid!) };
+    for (const [index, scenario] of chosen.entries()) {
+      const before = await checkpoint(databaseUrl, seed);
+      rows[index].cluster = await runScenario(target, scenario);
+      rows[index].clusterCheck = await checkScenario(databaseUrl, seed, rows[index].cluster!, before);
+    }
+  } finally {
+    await cluster?.stop();
+  }
+  for (const row of rows) {
+    const ratio = row.single?.rps && row.cluster?.rps !== undefined ? row.cluster.rps / row.single.rps : undefined;
+    log(
+      `${row.id} cluster/single: ${fmt(row.cluster?.rps)} / ${fmt(row.single?.rps)} req/s = ${ratio?.toFixed(2) ?? '?'}x; ` +
+        `single ${row.singleCheck?.ok ? 'correct' : 'WRONG'} (${row.singleCheck?.text}), cluster ${row.clusterCheck?.ok ? 'correct' : 'WRONG'} (${row.clusterCheck?.text})`,
+    );
+  }
+  return rows;
+}
+
+function clusterTable(rows: ClusterRow[]): string {
+  const lines = [
+    '| scenario | 1 instance req/s | p99 ms | cluster req/s | p99 ms | cluster / 1 | errors (1 / cluster) | correct (1 / cluster) | max RSS MiB per instance (1 / cluster) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|',
+  ];
+  for (const row of rows) {
+    const ratio = row.single?.rps && row.cluster?.rps !== undefined ? (row.cluster.rps / row.single.rps).toFixed(2) : '';
+    const mark = row.id === 'W2' && ratio ? (Number(ratio) >= 0.7 ? ' (mark >= 0.7: met)' : ' (mark >= 0.7: NOT met)') : '';
+    const correct = (check?: Check) => (check ? (check.ok ? 'yes' : 'NO') : '');
+    lines.push(
+      `| ${row.id} ${row.title} | ${fmt(row.single?.rps)} | ${fmt(row.single?.p99)} | ${fmt(row.cluster?.rps)} | ${fmt(row.cluster?.p99)} | ` +
+        `${ratio}${mark} | ${fmt(row.single?.errors)} / ${fmt(row.cluster?.errors)} | ${correct(row.singleCheck)} / ${correct(row.clusterCheck)} | ` +
+        `${fmt(row.single?.maxRssMiB)} / ${fmt(row.cluster?.maxRssMiB)} |`,
+    );
+  }
+  const checks = rows.flatMap((row) => [
+    `- ${row.id} one instance: ${row.singleCheck?.text ?? ''}`,
+    `- ${row.id} cluster: ${row.clusterCheck?.text ?? ''}`,
+  ]);
+  return [...lines, '', ...checks].join('\n');
 }
 
 function fmt(value: number | undefined, digits = 0): string {
@@ -324,13 +493,16 @@ async function main() {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
   let server: Server | undefined;
   const rows: Row[] = [];
+  let clusterRows: ClusterRow[] = [];
+  let clusterSkipped: string | undefined;
   const startedAt = new Date();
   try {
     server = await startServer(urls.bench, workDir);
     const context = await loadContext(urls.bench, seed);
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
-    for (const scenario of scenarios) rows.push(await runScenario(server, scenario));
+    const single: Target = { url: server.url, pids: [server.child.pid!] };
+    for (const scenario of scenarios) rows.push(await runScenario(single, scenario));
     const rssAfter = rssMiB(server.child.pid!);
     await server.stop();
     if (rssAfter !== null) log(`Server RSS at the end: ${fmt(rssAfter)} MiB`);
@@ -341,6 +513,17 @@ async function main() {
         const row = rows.find((candidate) => candidate.id === scenario.id)!;
         row.sql = await runSql(urls.bench, scenario.sql);
         log(`${scenario.id} SQL: ${fmt(row.sql!.rps)} req/s, p50 ${fmt(row.sql!.p50, 2)} ms, p99 ${fmt(row.sql!.p99, 2)} ms`);
+      }
+    }
+
+    if (env.BENCH_CLUSTER !== '0') {
+      const missing = missingPrograms();
+      if (missing.length > 0) {
+        clusterSkipped = `skipped: ${missing.join(' and ')} not installed (apt-get install ${missing.join(' ')})`;
+        log(`Cluster comparison ${clusterSkipped}`);
+      } else {
+        const how: 'dist' | 'tsx' = server.how.startsWith('node dist') ? 'dist' : 'tsx';
+        clusterRows = await runClusterComparison(urls.bench, seed, scenarios, how);
       }
     }
   } finally {
@@ -362,6 +545,17 @@ async function main() {
     '',
     sqlTable(rows),
     '',
+    ...(clusterRows.length > 0 || clusterSkipped
+      ? [
+          '## Cluster beside one instance',
+          '',
+          '3 instances behind HAProxy (round robin) with PgBouncer in transaction mode (32 server connections in all,',
+          'as the one instance has), against one instance, in this run; each writing scenario is checked afterwards.',
+          '',
+          clusterSkipped ?? clusterTable(clusterRows),
+          '',
+        ]
+      : []),
   ].join('\n');
   writeFileSync(RESULTS, report);
   log('');

@@ -108,6 +108,25 @@ function newCustomer() {
   return { first_name: 'Bench', last_name: `Customer${n}`, email: `bench${n}@example.com`, phone: '555-010-0199' };
 }
 
+/** Everything a real client sends for a new customer: contact, type, VIP, physical address, notes, flags. */
+function fullCustomer() {
+  const base = newCustomer();
+  return {
+    ...base,
+    company_name: null,
+    customer_type: 'Residential',
+    is_vip: created % 10 === 0,
+    physical_address1: '1200 Barton Springs Rd',
+    physical_address2: 'Unit 4',
+    physical_city: 'Austin',
+    physical_state: 'TX',
+    physical_zip: '78704',
+    notes: 'Gate code 4411. Dog in the back yard; call before arriving.',
+    internal_flags: { source: 'web', referral: 'neighbor', priority: 2 },
+    on_my_way_notify_via: 'sms',
+  };
+}
+
 export function buildScenarios(ctx: BenchContext): Scenario[] {
   const auth = { authorization: `Bearer ${ctx.apiKey}` };
   const company = ctx.companyId;
@@ -161,6 +180,18 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
           const c = newCustomer();
           await pool.query(CUSTOMER_INSERT, [company, uuidv7(), c.first_name, c.last_name, c.email, c.phone]);
         },
+      },
+    },
+    {
+      id: 'W5',
+      title: 'customer create, full body',
+      measures:
+        'POST /api/v1/customers with the body a real client sends: name, email, phone, type, VIP, physical address, ' +
+        'notes, internal_flags and on_my_way_notify_via.',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(fullCustomer()) }),
       },
     },
     {

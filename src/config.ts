@@ -16,6 +16,11 @@ const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: optionalString,
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  // Off behind a transaction pooler (PgBouncer pool_mode=transaction): no named prepared statements and
+  // no session parameters at connect, which such a pooler cannot keep for a client.
+  DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
+  // Migrations hold a session advisory lock, so they need a direct connection, never a transaction pooler.
+  DATABASE_MIGRATION_URL: optionalString,
   STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   DATA_DIR: z.string().min(1).default('./data'),
   MIGRATE_ON_START: booleanFlag.default(true),
@@ -33,6 +38,8 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  // Shared rate-limit counters for several instances; unset: each instance counts on its own.
+  REDIS_URL: optionalString,
   TRUST_PROXY: optionalString,
   CORS_ORIGINS: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),

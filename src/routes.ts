@@ -6,6 +6,7 @@ import { authPlugin } from './plugins/auth.js';
 import { etagPlugin } from './plugins/etag.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { redisRateLimitStore } from './plugins/rate-limit-redis.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -35,6 +36,8 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
       max: config.RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
       keyGenerator: (request) => request.principal?.apiKeyId ?? request.ip,
+      // Per key across all instances when they share Redis.
+      ...(config.REDIS_URL ? { store: await redisRateLimitStore(app, config.REDIS_URL, 'crm-rate-limit:') } : {}),
       errorResponseBuilder: (_request, context) => {
         return new AppError(
           'rate_limited',

@@ -15,6 +15,8 @@ export interface Database {
   driver: 'postgres' | 'pglite';
   /** The node-postgres pool, when driver is postgres. */
   pool?: pg.Pool;
+  /** A direct connection string for migrations (DATABASE_MIGRATION_URL, else DATABASE_URL). */
+  migrationUrl?: string;
   /** Runs `select 1`; used by /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -90,18 +92,33 @@ function returnBrokenClients(pool: pg.Pool) {
   };
 }
 
+/** Database handles that must not use named prepared statements (DATABASE_PREPARED_STATEMENTS=false). */
+const unnamedOnly = new WeakSet<object>();
+
+/**
+ * Whether statements on this handle may be prepared under a name. A transaction pooler hands each
+ * transaction any server connection, where a statement prepared on another one does not exist.
+ */
+export function namedStatementsAllowed(db: Db): boolean {
+  return !unnamedOnly.has(db);
+}
+
 export async function createDatabase(
-  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'STATEMENT_TIMEOUT_MS'>,
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'STATEMENT_TIMEOUT_MS'> &
+    Partial<Pick<Config, 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_MIGRATION_URL'>>,
   logger?: { error(obj: unknown, msg?: string): void },
 ): Promise<Database> {
   if (config.DATABASE_URL) {
     const { drizzle } = await import('drizzle-orm/node-postgres');
+    const direct = config.DATABASE_PREPARED_STATEMENTS ?? true;
     const pool = new pg.Pool({
       connectionString: config.DATABASE_URL,
       max: config.DATABASE_POOL_SIZE,
       connectionTimeoutMillis: 5_000,
       idleTimeoutMillis: 30_000,
-      statement_timeout: config.STATEMENT_TIMEOUT_MS || undefined,
+      // A startup parameter PgBouncer refuses ("unsupported startup parameter"): behind a transaction
+      // pooler the pooler sets it on its server connections instead (PgBouncer connect_query, README).
+      statement_timeout: (direct && config.STATEMENT_TIMEOUT_MS) || undefined,
       // The server cancels a slow statement (57014); this client-side bound is for a connection that went
       // silent (network partition), where no answer, not even the cancellation, ever arrives.
       query_timeout: config.STATEMENT_TIMEOUT_MS ? config.STATEMENT_TIMEOUT_MS + QUERY_TIMEOUT_GRACE_MS : undefined,
@@ -113,10 +130,12 @@ export async function createDatabase(
     pool.on('connect', (client) => guardClient(client, logger));
     returnBrokenClients(pool);
     const db = drizzle({ client: pool, schema }) as unknown as Db;
+    if (!direct) unnamedOnly.add(db);
     return {
       db,
       driver: 'postgres',
       pool,
+      migrationUrl: config.DATABASE_MIGRATION_URL ?? config.DATABASE_URL,
       async ping() {
         await pool.query({ text: 'select 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig);
       },

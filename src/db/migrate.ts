@@ -16,9 +16,10 @@ export async function migrateDatabase(database: Database): Promise<void> {
   }
   const { drizzle } = await import('drizzle-orm/node-postgres');
   const { migrate } = await import('drizzle-orm/node-postgres/migrator');
-  // A connection of its own, without the request timeouts of the pool: index builds on large tables
-  // may take minutes.
-  const client = new pg.Client({ connectionString: database.pool.options.connectionString, application_name: 'migrations' });
+  // A direct connection of its own (never through a transaction pooler: the advisory lock below is held
+  // by the session), without the request timeouts of the pool: index builds on large tables may take minutes.
+  const connectionString = database.migrationUrl ?? database.pool.options.connectionString;
+  const client = new pg.Client({ connectionString, application_name: 'migrations' });
   await client.connect();
   try {
     await client.query('set statement_timeout = 0');

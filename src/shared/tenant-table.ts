@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, count, desc, eq, getTableColumns, getTableName, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from '../db/client.js';
+import { namedStatementsAllowed, type Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
 import { invalidField } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type Page } from './list-query.js';
@@ -176,7 +176,8 @@ function prepared(db: Db, name: string, build: () => { prepare(name: string): Pr
   }
   let statement = statements.get(name);
   if (!statement) {
-    statement = build().prepare(name);
+    // Unnamed, the built SQL is still reused; only the server-side statement is not kept.
+    statement = build().prepare(namedStatementsAllowed(db) ? name : '');
     statements.set(name, statement);
   }
   return statement;
