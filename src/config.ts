@@ -33,10 +33,18 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
-  TRUST_PROXY: optionalString,
+  // `true` would believe any X-Forwarded-For, letting a client pick the address its key's allow-list sees.
+  TRUST_PROXY: optionalString.refine((value) => value === undefined || (value !== 'true' && value !== '1' && value !== 'yes'), {
+    message:
+      'true is refused: it would let any client choose its IP address for allow-lists; set the number of proxy hops (e.g. 1) or the proxies\' addresses/CIDRs (e.g. 10.0.0.0/8)',
+  }),
   CORS_ORIGINS: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).max(1000).default(500),
+  USAGE_IDLE_EVICT_MS: z.coerce.number().int().min(1000).default(60_000),
+  UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -51,3 +51,12 @@ export async function purgeBefore(db: Db, companyId: string, cutoff: Date) {
     .delete(idempotencyKeys)
     .where(and(eq(idempotencyKeys.companyId, companyId), lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`)));
 }
+
+/** Drops every company's records older than the cutoff; the scheduled purge. */
+export async function purgeAllBefore(db: Db, cutoff: Date): Promise<number> {
+  const deleted = await db
+    .delete(idempotencyKeys)
+    .where(lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`))
+    .returning({ key: idempotencyKeys.key });
+  return deleted.length;
+}
