@@ -34,7 +34,7 @@ const ConfigSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   // `true` would believe any X-Forwarded-For, letting a client pick the address its key's allow-list sees.
-  TRUST_PROXY: optionalString.refine((value) => value === undefined || (value !== 'true' && value !== '1' && value !== 'yes'), {
+  TRUST_PROXY: optionalString.refine((value) => value === undefined || value.trim().toLowerCase() !== 'true', {
     message:
       'true is refused: it would let any client choose its IP address for allow-lists; set the number of proxy hops (e.g. 1) or the proxies\' addresses/CIDRs (e.g. 10.0.0.0/8)',
   }),

@@ -88,7 +88,8 @@ describe.skipIf(!testDb.url)('shutdown order', () => {
       fp(async (instance) => {
         instance.addHook('onClose', async () => {
           await new Promise((resolve) => setTimeout(resolve, 50));
-          const [row] = (await database.db.execute(sql`select 1 as one`)).rows as Array<{ one: number }>;
+          const result = (await database.db.execute(sql`select 1 as one`)) as unknown as { rows: Array<{ one: number }> };
+          const [row] = result.rows;
           steps.push(`job wrote ${row.one}`);
         });
       }),

@@ -1,0 +1,167 @@
+import { Writable } from 'node:stream';
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { buildTestApp, call } from './helpers/app.js';
+import { makeCompany, makeKey } from './helpers/factories.js';
+
+const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
+const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+const me = '/api/v1/companies/me';
+
+/** Sends raw bytes on a new connection and returns everything the server wrote before closing. */
+function rawRequest(bytes: string): Promise<string> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', (error) => (answer ? resolve(answer) : reject(error)));
+    socket.on('close', () => resolve(answer));
+    socket.write(bytes);
+  });
+}
+
+function parseRaw(answer: string) {
+  const [head, ...rest] = answer.split('\r\n\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(rest.join('\r\n')) };
+}
+
+describe('requests the HTTP parser refuses', () => {
+  it('answers an over-long URL with 400 validation_error in the envelope and an x-request-id', async () => {
+    const company = await makeCompany(ctx.database);
+    const response = await fetch(`${base}/api/v1/customers?search=${'a'.repeat(20_000)}`, {
+      headers: { authorization: `Bearer ${company.key}` },
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await response.json();
+    expect(body).toEqual({ success: false, error: { code: 'validation_error', message: 'The URL or the header section is too long.' } });
+  });
+
+  it('answers an over-long header with the same envelope', async () => {
+    const answer = parseRaw(await rawRequest(`GET ${me} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`));
+    expect(answer.status).toBe(400);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body.error.code).toBe('validation_error');
+  });
+
+  it('answers a malformed request line with the envelope', async () => {
+    const answer = parseRaw(await rawRequest('GARBAGE\r\n\r\n'));
+    expect(answer.status).toBe(400);
+    expect(answer.headers['x-request-id']).toBeTruthy();
+    expect(answer.body).toMatchObject({ success: false, error: { code: 'validation_error', message: 'The HTTP request is malformed.' } });
+  });
+});
+
+describe('IP allow-lists in IPv4-mapped IPv6 form', () => {
+  const get = (key: string, remoteAddress: string) =>
+    ctx.app.inject({ method: 'GET', url: me, headers: { authorization: `Bearer ${key}` }, remoteAddress });
+
+  it('matches a mapped entry against its IPv4 client and the other way round', async () => {
+    const company = await makeCompany(ctx.database);
+    const { api_key: mapped } = await makeKey(ctx.database, company.companyId, { allowedIps: ['::ffff:127.0.0.1'] });
+    expect((await get(mapped, '127.0.0.1')).statusCode).toBe(200);
+    expect((await get(mapped, '::ffff:127.0.0.1')).statusCode).toBe(200);
+    const refused = await get(mapped, '127.0.0.2');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error.code).toBe('ip_restricted');
+
+    const { api_key: plain } = await makeKey(ctx.database, company.companyId, { allowedIps: ['203.0.113.7'] });
+    expect((await get(plain, '::ffff:203.0.113.7')).statusCode).toBe(200);
+    expect((await get(plain, '::ffff:203.0.113.8')).statusCode).toBe(403);
+  });
+
+  it('matches a mapped CIDR as its IPv4 range', async () => {
+    const company = await makeCompany(ctx.database);
+    const { api_key: key } = await makeKey(ctx.database, company.companyId, { allowedIps: ['::ffff:203.0.113.0/120'] });
+    expect((await get(key, '203.0.113.200')).statusCode).toBe(200);
+    expect((await get(key, '::ffff:203.0.113.9')).statusCode).toBe(200);
+    expect((await get(key, '203.0.114.1')).statusCode).toBe(403);
+  });
+
+  it('works over a real connection, whose socket address is what the server sees', async () => {
+    const company = await makeCompany(ctx.database);
+    const { api_key: key } = await makeKey(ctx.database, company.companyId, { allowedIps: ['::ffff:127.0.0.1'] });
+    const response = await fetch(`${base}${me}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('unauthenticated traffic', () => {
+  it('refuses an IP with 429 before any key lookup once it failed too often, but not a known valid key', async () => {
+    const limited = await buildTestApp({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '3', AUTH_CACHE_TTL_MS: '2000' } });
+    const company = await makeCompany(limited.database);
+    const fromIp = (key: string | undefined, remoteAddress: string) =>
+      limited.app.inject({ method: 'GET', url: me, remoteAddress, headers: key ? { authorization: `Bearer ${key}` } : {} });
+    // The valid key is known to the instance before the address starts failing.
+    expect((await fromIp(company.key, '198.51.100.4')).statusCode).toBe(200);
+    const unknown = `fsc_live_${'A'.repeat(43)}`;
+    for (const key of [undefined, 'not-a-key', unknown]) {
+      const response = await fromIp(key, '198.51.100.4');
+      expect(response.statusCode).toBe(401);
+      expect(response.json().error.code).toBe('unauthorized');
+    }
+    const blocked = await fromIp(`fsc_live_${'B'.repeat(43)}`, '198.51.100.4');
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json()).toMatchObject({ success: false, error: { code: 'rate_limited' } });
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(blocked.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect((await fromIp(undefined, '198.51.100.4')).statusCode).toBe(429);
+    // The known valid key still works from that address; another address is not affected.
+    expect((await fromIp(company.key, '198.51.100.4')).statusCode).toBe(200);
+    expect((await fromIp(undefined, '198.51.100.5')).statusCode).toBe(401);
+    await limited.close();
+  });
+
+  it('remembers unknown keys apart, without asking the database again', async () => {
+    const cached = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '5000' } });
+    const unknown = `fsc_live_${'C'.repeat(43)}`;
+    const first = await call(cached.app, 'GET', me, { key: unknown });
+    expect(first.status).toBe(401);
+    // With the database gone, a remembered unknown key is still 401; a new one needs the database.
+    await cached.database.close();
+    const again = await call(cached.app, 'GET', me, { key: unknown });
+    expect(again.status).toBe(401);
+    expect(again.body.error.code).toBe('unauthorized');
+    const fresh = await call(cached.app, 'GET', me, { key: `fsc_live_${'D'.repeat(43)}` });
+    expect(fresh.status).toBeGreaterThanOrEqual(500);
+    await cached.close();
+  });
+});
+
+describe('configuration refused at start', () => {
+  it('refuses TRUST_PROXY=true with a clear error and accepts hop counts and addresses', () => {
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: true is refused: it would let any client choose its IP address/);
+    expect(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe('1');
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('warns at start in production when PUBLIC_BASE_URL is unset', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const production = await buildApp({
+      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: undefined },
+      database: ctx.database,
+      logger: { level: 'warn', stream },
+    });
+    await production.close();
+    expect(lines.join('')).toMatch(/PUBLIC_BASE_URL is not set/);
+    const configured = await buildApp({
+      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' },
+      database: ctx.database,
+      logger: { level: 'warn', stream },
+    });
+    await configured.close();
+    expect(lines.join('').match(/PUBLIC_BASE_URL is not set/g)).toHaveLength(1);
+  });
+});
