@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { buildTestApp, call } from './helpers/app.js';
-import { makeCompany, makeKey } from './helpers/factories.js';
+import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-factories.js';
+import { makeCompany, makeCustomer, makeKey, validLocation } from './helpers/factories.js';
 
 const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
@@ -163,5 +164,70 @@ describe('configuration refused at start', () => {
     });
     await configured.close();
     expect(lines.join('').match(/PUBLIC_BASE_URL is not set/g)).toHaveLength(1);
+  });
+});
+
+/** An object nested `depth` levels deep (the outer object is level 1), built without recursion. */
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: true };
+  for (let level = 1; level < depth; level++) value = { level: value };
+  return value;
+}
+
+/** The same nesting as raw JSON text, for depths JSON.stringify itself cannot write. */
+function deepJson(depth: number): string {
+  return `${'{"a":'.repeat(depth - 1)}{"leaf":true}${'}'.repeat(depth - 1)}`;
+}
+
+describe('free-form objects are bounded in depth and size', () => {
+  function expectNamed(response: { status: number; body: any }, field: string) {
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.code).toBe('validation_error');
+    expect(response.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
+  }
+
+  it('accepts 32 levels and refuses 33 or thousands with 400 naming the field, on every free-form field', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(ctx.app, company.key);
+    const setup = await makeBillingSetup(ctx.app, ctx.database);
+    const invoice = await makeInvoiceOf(ctx.app, setup, 100);
+    const cases: Array<{ path: string; key: string; body: (value: string) => string; field: string }> = [
+      { path: '/api/v1/customers', key: company.key, field: 'internal_flags', body: (v) => `{"first_name":"A","last_name":"B","internal_flags":${v}}` },
+      { path: `/api/v1/customers/${customer.uuid}`, key: company.key, field: 'internal_flags', body: (v) => `{"internal_flags":${v}}` },
+      ...(['business_hours', 'default_tax_rules', 'service_types_offered'] as const).map((field) => ({
+        path: '/api/v1/locations',
+        key: company.key,
+        field,
+        body: (v: string) => JSON.stringify(validLocation()).replace(/}$/, `,"${field}":${v}}`),
+      })),
+      {
+        path: '/api/v1/payments',
+        key: setup.company.key,
+        field: 'payment_details',
+        body: (v) => JSON.stringify(paymentBody(invoice.uuid, 1)).replace(/}$/, `,"payment_details":${v}}`),
+      },
+    ];
+    for (const { path, key, body, field } of cases) {
+      const method = path.split('/').length > 4 ? 'PATCH' : 'POST';
+      expectNamed(await call(ctx.app, method, path, { key, rawBody: body(deepJson(33)) }), field);
+      expectNamed(await call(ctx.app, method, path, { key, rawBody: body(deepJson(5_000)) }), field);
+      expectNamed(await call(ctx.app, method, path, { key, rawBody: body(`{"list":${'['.repeat(40)}1${']'.repeat(40)}}`) }), field);
+      const accepted = await call(ctx.app, method, path, { key, rawBody: body(JSON.stringify(nested(32))) });
+      expect(accepted.status, `${path} ${JSON.stringify(accepted.body)}`).toBe(200);
+      expect(accepted.body.data[field]).toEqual(nested(32));
+    }
+  });
+
+  it('refuses a free-form object over 64 KiB as JSON and deep JSON anywhere else with 400, never 500', async () => {
+    const company = await makeCompany(ctx.database);
+    const big = { notes: 'x'.repeat(70_000) };
+    expectNamed(await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body: { first_name: 'A', last_name: 'B', internal_flags: big } }), 'internal_flags');
+    for (const rawBody of [deepJson(100_000), `${'['.repeat(100_000)}${']'.repeat(100_000)}`, `{"first_name":${deepJson(50_000)}}`]) {
+      const response = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, rawBody });
+      expect(response.status, JSON.stringify(response.body).slice(0, 300)).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+    }
+    const estimate = await call(ctx.app, 'POST', '/api/v1/estimates/preview', { key: company.key, rawBody: `{"adjustments":${deepJson(10_000)}}` });
+    expect(estimate.status).toBe(400);
   });
 });

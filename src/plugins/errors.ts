@@ -45,8 +45,15 @@ function foreignKeyField(detail: string | undefined): string {
   return columns.find((column) => column !== 'company_id') ?? 'reference';
 }
 
+/** What the multipart parser (busboy) throws for a body it cannot read: always the client's input. */
+const MULTIPART_PARSER_ERRORS =
+  /^(?:Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|(?:Part|Preamble) terminated early due to unexpected end of multipart data|Malformed part header|Unsupported Content-Type\.|Missing Content-Type-header\.)$/;
+
 function translate(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof Error && MULTIPART_PARSER_ERRORS.test(error.message)) {
+    return new AppError('validation_error', `The multipart body is malformed: ${error.message.replace(/\.$/, '')}.`);
+  }
   const fastifyError = error as FastifyError & { validationContext?: string };
 
   if (hasZodFastifySchemaValidationErrors(error)) {
@@ -111,6 +118,8 @@ function translate(error: unknown): AppError {
       return new AppError('validation_error', 'A path parameter is too long.');
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new AppError('validation_error', 'The request must be multipart/form-data.');
+    case 'FST_MP_PREMATURE_CLOSE':
+      return new AppError('validation_error', 'The upload was closed before the multipart body ended.');
     default:
       break;
   }
