@@ -139,3 +139,45 @@ describe('upload deadline', () => {
     expect(allFiles().filter((file) => file.startsWith(companyId))).toEqual([]);
   });
 });
+
+describe('Idempotency-Key on uploads', () => {
+  const pngOfSameSize = Buffer.from(PNG_BYTES);
+  pngOfSameSize[pngOfSameSize.length - 20] ^= 0xff;
+
+  it('replays a retry of the same file and refuses a different file of the same size under that key', async () => {
+    const { key, companyId, job } = await setup();
+    const headers = { 'idempotency-key': `upload-${job.uuid}` };
+    const type = 'multipart/form-data; boundary=idem';
+    const first = await inject(key, job.uuid, wholeForm('idem', PNG_BYTES), type, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.photos).toHaveLength(1);
+
+    const retry = await inject(key, job.uuid, wholeForm('idem', PNG_BYTES), type, headers);
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toEqual(first.body);
+
+    expect(pngOfSameSize.length).toBe(PNG_BYTES.length);
+    const other = await inject(key, job.uuid, wholeForm('idem', pngOfSameSize), type, headers);
+    expectRefused(other);
+    expect(other.body.error.details).toEqual([{ field: 'Idempotency-Key', message: 'was used with a different request' }]);
+
+    expect(await photoCount(key, job.uuid)).toBe(1);
+    // Only the first upload's file is kept; the retry's and the refused one's staged files are gone.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(allFiles().filter((file) => file.startsWith(companyId))).toHaveLength(1);
+  });
+
+  it('refuses a JSON body of the same length but other bytes under one key', async () => {
+    const { key } = await setup();
+    const headers = { 'idempotency-key': `json-${Date.now()}` };
+    const first = await call(ctx.app, 'POST', '/api/v1/customers', { key, headers, rawBody: '{"first_name":"Ann","last_name":"Lee"}' });
+    expect(first.status).toBe(200);
+    const other = await call(ctx.app, 'POST', '/api/v1/customers', { key, headers, rawBody: '{"first_name":"Bob","last_name":"Lee"}' });
+    expectRefused(other);
+    const same = await call(ctx.app, 'POST', '/api/v1/customers', { key, headers, rawBody: '{"first_name":"Ann","last_name":"Lee"}' });
+    expect(same.status).toBe(200);
+    expect(same.headers['idempotent-replayed']).toBe('true');
+    expect(same.body.data.uuid).toBe(first.body.data.uuid);
+  });
+});

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import * as repository from './idempotency.repository.js';
@@ -8,13 +7,6 @@ export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
 const WAIT_FOR_FIRST_MS = 10_000;
 const POLL_MS = 25;
-
-export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${url}\n`)
-    .update(typeof body === 'string' ? body : JSON.stringify(body ?? null))
-    .digest('hex');
-}
 
 export type IdempotencyOutcome =
   | { kind: 'execute' }

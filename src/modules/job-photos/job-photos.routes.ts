@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
+import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
@@ -202,6 +203,12 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
           },
           () => upload.discard(),
         );
+        // A retry under an Idempotency-Key is recognised by the bytes just read: its first answer is sent
+        // and the files staged for this one are removed.
+        if (await settleStreamedIdempotency(db(), request, reply)) {
+          await upload.discard();
+          return reply;
+        }
         const rows = await upload.commit(fields);
         return ok({ photos: await service.toUploadedPhotos(rows, links(request)) });
       } catch (error) {
