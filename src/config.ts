@@ -25,7 +25,7 @@ const ConfigSchema = z.object({
   S3_REGION: z.string().default('us-east-1'),
   S3_ENDPOINT: optionalString,
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
-  PUBLIC_BASE_URL: optionalString.pipe(z.url().optional()),
+  PUBLIC_BASE_URL: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional()),
   PHOTO_URL_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   PHOTO_URL_SECRET: optionalString,
   MAX_PHOTO_BYTES: z.coerce.number().int().min(1).default(10 * 1024 * 1024),

@@ -6,6 +6,10 @@ import { loadConfig } from '../src/config.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-factories.js';
 import { makeCompany, makeCustomer, makeKey, validLocation } from './helpers/factories.js';
+import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
+import { idempotencyKeys } from '../src/db/schema/index.js';
+import { redactUrl } from '../src/shared/urls.js';
+import { and, eq } from 'drizzle-orm';
 
 const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
@@ -229,5 +233,96 @@ describe('free-form objects are bounded in depth and size', () => {
     }
     const estimate = await call(ctx.app, 'POST', '/api/v1/estimates/preview', { key: company.key, rawBody: `{"adjustments":${deepJson(10_000)}}` });
     expect(estimate.status).toBe(400);
+  });
+});
+
+describe('absolute links and the files they serve', () => {
+  it('builds links only from a plain http(s) host, and refuses a forged scheme or host with 400', async () => {
+    const proxied = await buildTestApp({ env: { TRUST_PROXY: '127.0.0.1', UPLOAD_DIR: `/tmp/hardening-links-${process.pid}` } });
+    const company = await makeCompany(proxied.database);
+    const job = await makeJob(proxied.app, company.key);
+    expect((await uploadPhotos(proxied.app, company.key, job.uuid, [{ bytes: PNG_BYTES, name: 'a.png' }])).status).toBe(200);
+    const list = (headers: Record<string, string>) =>
+      proxied.app.inject({
+        method: 'GET',
+        url: `/api/v1/jobs/${job.uuid}/photos`,
+        remoteAddress: '127.0.0.1',
+        headers: { authorization: `Bearer ${company.key}`, ...headers },
+      });
+    const good = await list({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'crm.example.com' });
+    expect(good.statusCode).toBe(200);
+    expect(good.json().data.photos[0].photo_url).toMatch(/^https:\/\/crm\.example\.com\/files\//);
+    for (const headers of [
+      { 'x-forwarded-proto': 'javascript', 'x-forwarded-host': 'crm.example.com' },
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example/"><script>' },
+      { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'a@b' },
+    ]) {
+      const refused = await list(headers);
+      expect(refused.statusCode, JSON.stringify(headers)).toBe(400);
+      expect(refused.json().error.code).toBe('validation_error');
+    }
+    await proxied.close();
+  });
+
+  it('refuses a PUBLIC_BASE_URL that is not http or https', () => {
+    expect(() => loadConfig({ PUBLIC_BASE_URL: 'javascript://evil.example/%0aalert(1)' })).toThrow(/PUBLIC_BASE_URL/);
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com' }).PUBLIC_BASE_URL).toBe('https://api.example.com');
+  });
+
+  it('serves files with a sandboxing Content-Security-Policy and an inline Content-Disposition', async () => {
+    const files = await buildTestApp({ env: { UPLOAD_DIR: `/tmp/hardening-files-${process.pid}`, PUBLIC_BASE_URL: 'https://api.example.test' } });
+    const company = await makeCompany(files.database);
+    const job = await makeJob(files.app, company.key);
+    const uploaded = await uploadPhotos(files.app, company.key, job.uuid, [{ bytes: PNG_BYTES, name: 'a.png' }]);
+    const link = new URL(uploaded.body.data.photos[0].photo_url);
+    const file = await files.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+    expect(file.statusCode).toBe(200);
+    expect(file.rawPayload.equals(PNG_BYTES)).toBe(true);
+    expect(file.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(file.headers['content-disposition']).toBe(`inline; filename="${uploaded.body.data.photos[0].uuid}.png"`);
+    expect(file.headers['x-content-type-options']).toBe('nosniff');
+    await files.close();
+  });
+});
+
+describe('logged URLs', () => {
+  it('redacts signatures and tokens from every logged URL', async () => {
+    expect(redactUrl('/files/a/b/c.png?expires=1700000000&signature=abcdef0123')).toBe('/files/a/b/c.png?expires=1700000000&signature=[redacted]');
+    expect(redactUrl('/x?token=t0k&X-Amz-Signature=s1&X-Amz-Credential=c&page=2')).toBe('/x?token=[redacted]&X-Amz-Signature=[redacted]&X-Amz-Credential=[redacted]&page=2');
+    expect(redactUrl('/share/eyJhbGciOiJIUzI1NiJ9eyJzdWIiOiIxMjM0NTY3ODkwIn0abc/pdf')).toBe('/share/[redacted]/pdf');
+    expect(redactUrl('/api/v1/customers/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70?search=dana')).toBe('/api/v1/customers/019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70?search=dana');
+
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const logged = await buildApp({ config: ctx.config, database: ctx.database, logger: { level: 'info', stream } });
+    await logged.inject({ method: 'GET', url: '/files/x/y/z.png?expires=1&signature=deadbeefsecret' });
+    await logged.close();
+    const text = lines.join('');
+    expect(text).toContain('signature=[redacted]');
+    expect(text).not.toContain('deadbeefsecret');
+  });
+});
+
+describe('idempotency keys', () => {
+  it('are purged on a schedule once expired, by a job that stops when the app closes', async () => {
+    const purging = await buildTestApp({ env: { IDEMPOTENCY_PURGE_INTERVAL_MS: '1000' } });
+    const company = await makeCompany(purging.database);
+    const old = new Date(Date.now() - 25 * 3600 * 1000);
+    await purging.database.db.insert(idempotencyKeys).values([
+      { companyId: company.companyId, key: 'expired', fingerprint: 'f', state: 'completed', responseStatus: 200, responseBody: '{}', createdAt: old },
+      { companyId: company.companyId, key: 'fresh', fingerprint: 'f', state: 'completed', responseStatus: 200, responseBody: '{}' },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const keys = await purging.database.db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.companyId, company.companyId)));
+    expect(keys.map((row) => row.key)).toEqual(['fresh']);
+    await purging.close();
   });
 });

@@ -1,3 +1,5 @@
+import { AppError } from '../errors.js';
+
 /** URL helpers with no I/O: the base of absolute links, and URLs made safe to log. */
 
 const HOST_PATTERN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
@@ -12,6 +14,20 @@ export function linkBase(publicBaseUrl: string | undefined, protocol: string, ho
   if (protocol !== 'http' && protocol !== 'https') return null;
   if (!HOST_PATTERN.test(host)) return null;
   return `${protocol}://${host}`;
+}
+
+/**
+ * The base of every absolute link a request answers with (photo links, share links): 400 when it would
+ * come from a Host / X-Forwarded-* header that is not a plain http(s) host.
+ */
+export function requestLinkBase(request: { protocol: string; host: string }, publicBaseUrl: string | undefined): string {
+  const base = linkBase(publicBaseUrl, request.protocol, request.host);
+  if (base === null) {
+    throw new AppError('validation_error', 'Links cannot be built for this Host: it must be a plain http or https host name.', [
+      { field: 'Host', message: 'must be a plain http or https host name' },
+    ]);
+  }
+  return base;
 }
 
 /** Query parameters whose values are secrets: link signatures, tokens, presigned-URL credentials. */

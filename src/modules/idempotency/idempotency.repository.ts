@@ -45,13 +45,6 @@ export async function releaseKey(db: Db, companyId: string, key: string, created
   return deleted.length > 0;
 }
 
-/** Drops the company's records older than the cutoff (expired keys, abandoned claims). */
-export async function purgeBefore(db: Db, companyId: string, cutoff: Date) {
-  await db
-    .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.companyId, companyId), lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`)));
-}
-
 /** Drops every company's records older than the cutoff; the scheduled purge. */
 export async function purgeAllBefore(db: Db, cutoff: Date): Promise<number> {
   const deleted = await db

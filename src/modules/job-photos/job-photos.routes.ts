@@ -7,6 +7,7 @@ import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
+import { requestLinkBase } from '../../shared/urls.js';
 import type { LinkOptions } from '../../storage/storage.js';
 import {
   FILE_FIELDS,
@@ -105,7 +106,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   const db = () => app.deps.database.db;
   const links = (request: FastifyRequest): service.PhotoLinks => ({ storage: app.deps.storage, link: linkOptions(request) });
   const linkOptions = (request: FastifyRequest): LinkOptions => ({
-    baseUrl: (env.PUBLIC_BASE_URL ?? `${request.protocol}://${request.host}`).replace(/\/+$/, ''),
+    baseUrl: requestLinkBase(request, env.PUBLIC_BASE_URL),
     ttlSeconds: env.PHOTO_URL_TTL_SECONDS,
   });
 
