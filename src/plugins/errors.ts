@@ -176,7 +176,9 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   const appError = new AppError('validation_error', clientErrorMessage(error));
   const body = JSON.stringify(errorBody(appError));
   this.log.debug({ reqId: requestId, code: error.code }, 'request refused by the HTTP parser');
-  if (socket.writable) {
+  // A response already under way on this socket (a timeout during a download) cannot take another one.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     socket.end(
       `HTTP/1.1 ${statusOf(appError.code)} Bad Request\r\n` +
         `content-type: application/json; charset=utf-8\r\n` +
