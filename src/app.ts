@@ -5,7 +5,12 @@ import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
 import cors from '@fastify/cors';
-import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { backgroundJobPlugin } from './plugins/background.js';
+import { databasePlugin } from './plugins/database.js';
+import { KEY_LIFETIME_MS } from './modules/idempotency/idempotency.service.js';
+import { purgeAllBefore } from './modules/idempotency/idempotency.repository.js';
+import { redactUrl } from './shared/urls.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
@@ -19,6 +24,8 @@ export interface AppDeps {
   database: Database;
   storage?: Storage;
   logger?: FastifyServerOptions['logger'];
+  /** The app closes the database last when it closes (the server); false when the database is shared. */
+  ownsDatabase?: boolean;
 }
 
 declare module 'fastify' {
@@ -30,8 +37,8 @@ declare module 'fastify' {
 void _zodSerializer;
 
 function trustProxySetting(value: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
+  // `true` is refused by the configuration (any client could choose its address).
   if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
     return (_address, hop) => hop < hops;
@@ -65,15 +72,42 @@ async function buildZodApp(deps: AppDeps) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
-  const usage = new UsageMeter(database.db, config.USAGE_FLUSH_INTERVAL_MS, (error) =>
-    app.log.warn({ err: error }, 'usage flush failed'),
+  if (config.NODE_ENV === 'production' && !config.PUBLIC_BASE_URL) {
+    app.log.warn('PUBLIC_BASE_URL is not set: absolute links are built from the Host header of each request; set it in production');
+  }
+
+  const usage = new UsageMeter(
+    database.db,
+    config.USAGE_FLUSH_INTERVAL_MS,
+    (error) => app.log.warn({ err: error }, 'usage flush failed'),
+    config.USAGE_IDLE_EVICT_MS,
   );
   app.decorate('deps', { config, database, storage: deps.storage ?? (await createStorage(config)), usage, shuttingDown: false });
+
+  /*
+   * Shutdown order, one sequence (app.close(), also on SIGTERM in server.ts):
+   *   1. the server stops accepting connections and in-flight requests finish (fastify, before any onClose);
+   *   2. onClose hooks run in REVERSE order of registration: background work registered below stops with its
+   *      last writes (usage meter's final flush, idempotency purge; webhook delivery and event retention
+   *      register here too, as plugins with an onClose hook);
+   *   3. the database plugin, registered first, closes the pool last.
+   * Background work must register after the database plugin and before the routes, never in server.ts.
+   */
+  await app.register(databasePlugin, { database, owns: deps.ownsDatabase ?? false });
   usage.start();
   app.addHook('onClose', async () => {
     await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
+  });
+  await app.register(backgroundJobPlugin, {
+    name: 'idempotency-purge',
+    intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS,
+    run: async () => {
+      await purgeAllBefore(database.db, new Date(Date.now() - KEY_LIFETIME_MS));
+    },
+    onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
   });
 
   app.setValidatorCompiler(validatorCompiler);
@@ -87,7 +121,7 @@ async function buildZodApp(deps: AppDeps) {
   // One log line per request, without headers or bodies.
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request completed',
     );
   });

@@ -30,7 +30,7 @@ const ConfigSchema = z.object({
   S3_REGION: z.string().default('us-east-1'),
   S3_ENDPOINT: optionalString,
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
-  PUBLIC_BASE_URL: optionalString.pipe(z.url().optional()),
+  PUBLIC_BASE_URL: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional()),
   PHOTO_URL_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),
   PHOTO_URL_SECRET: optionalString,
   MAX_PHOTO_BYTES: z.coerce.number().int().min(1).default(10 * 1024 * 1024),
@@ -40,10 +40,18 @@ const ConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   // Shared rate-limit counters for several instances; unset: each instance counts on its own.
   REDIS_URL: optionalString,
-  TRUST_PROXY: optionalString,
+  // `true` would believe any X-Forwarded-For, letting a client pick the address its key's allow-list sees.
+  TRUST_PROXY: optionalString.refine((value) => value === undefined || value.trim().toLowerCase() !== 'true', {
+    message:
+      'true is refused: it would let any client choose its IP address for allow-lists; set the number of proxy hops (e.g. 1) or the proxies\' addresses/CIDRs (e.g. 10.0.0.0/8)',
+  }),
   CORS_ORIGINS: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).max(1000).default(500),
+  USAGE_IDLE_EVICT_MS: z.coerce.number().int().min(1000).default(60_000),
+  UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

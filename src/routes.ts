@@ -30,7 +30,12 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
       route.schema = { ...route.schema, querystring: NO_QUERY };
     }
   });
-  await app.register(authPlugin, { db: database.db, usage, cacheTtlMs: config.AUTH_CACHE_TTL_MS });
+  await app.register(authPlugin, {
+    db: database.db,
+    usage,
+    cacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    unauthenticatedPerMinute: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
+  });
   if (config.RATE_LIMIT_PER_MINUTE > 0) {
     await app.register(rateLimit, {
       max: config.RATE_LIMIT_PER_MINUTE,

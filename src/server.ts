@@ -25,10 +25,8 @@ async function start() {
   }
 
   const storage = await createStorage(config);
-  const app = await buildApp({ config, database, storage });
-  app.addHook('onClose', async () => {
-    await database.close();
-  });
+  // The app owns the database: app.close() stops background work with its last writes, then closes it.
+  const app = await buildApp({ config, database, storage, ownsDatabase: true });
 
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

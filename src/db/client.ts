@@ -3,6 +3,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Config } from '../config.js';
+import { lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -131,6 +132,7 @@ export async function createDatabase(
     returnBrokenClients(pool);
     const db = drizzle({ client: pool, schema }) as unknown as Db;
     if (!direct) unnamedOnly.add(db);
+    let closing: Promise<void> | undefined;
     return {
       db,
       driver: 'postgres',
@@ -139,8 +141,10 @@ export async function createDatabase(
       async ping() {
         await pool.query({ text: 'select 1', query_timeout: PING_TIMEOUT_MS } as pg.QueryConfig);
       },
-      async close() {
-        await pool.end();
+      // Closing twice is harmless: the app closes what it owns and a caller may close again.
+      close() {
+        closing ??= pool.end();
+        return closing;
       },
     };
   }
@@ -149,18 +153,30 @@ export async function createDatabase(
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin');
   const { drizzle } = await import('drizzle-orm/pglite');
-  const dataDir = config.DATA_DIR === 'memory://' ? 'memory://' : `${config.DATA_DIR.replace(/\/$/, '')}/pglite`;
-  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
+  const inMemory = config.DATA_DIR === 'memory://';
+  const dataDir = inMemory ? 'memory://' : `${config.DATA_DIR.replace(/\/$/, '')}/pglite`;
+  // PGlite is one process: the server and the admin CLI both take the DATA_DIR lock, so neither writes
+  // beside the other and loses its writes.
+  const lock = inMemory ? undefined : lockDataDir(config.DATA_DIR);
+  let client;
+  try {
+    if (!inMemory) mkdirSync(dataDir, { recursive: true });
+    client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const db = drizzle({ client, schema }) as unknown as Db;
+  let closing: Promise<void> | undefined;
   return {
     db,
     driver: 'pglite',
     async ping() {
       await db.execute(sql`select 1`);
     },
-    async close() {
-      await client.close();
+    close() {
+      closing ??= client.close().finally(() => lock?.release());
+      return closing;
     },
   };
 }

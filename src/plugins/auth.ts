@@ -41,15 +41,33 @@ export interface AuthOptions {
   usage: UsageMeter;
   /** How long a key's row and its company's settings are trusted before they are read again. */
   cacheTtlMs: number;
+  /** Failed authentications per client IP and minute before that IP's unknown keys are refused unread (0: off). */
+  unauthenticatedPerMinute?: number;
 }
 
 const MAX_CACHED_KEYS = 50_000;
+/** Unknown or revoked key hashes remembered apart, so random keys never push real ones out of the cache. */
+const MAX_NEGATIVE_KEYS = 10_000;
+const MAX_TRACKED_IPS = 50_000;
+const FAILURE_WINDOW_MS = 60_000;
+
+/**
+ * One form for every address: an IPv4-mapped IPv6 address (::ffff:203.0.113.7) is its IPv4 address, and a
+ * mapped range (::ffff:203.0.113.0/120) its IPv4 range (DECISIONS.md §2). Both the allow-list entries and
+ * the client address go through it, so either side may be written in either form.
+ */
+function normalizeRange([address, bits]: IpRange): IpRange {
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+    return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+  }
+  return [address, bits];
+}
 
 function parseRange(entry: string): IpRange | null {
   try {
-    if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+    if (entry.includes('/')) return normalizeRange(ipaddr.parseCIDR(entry));
     const address = ipaddr.parse(entry);
-    return [address, address.kind() === 'ipv4' ? 32 : 128];
+    return normalizeRange([address, address.kind() === 'ipv4' ? 32 : 128]);
   } catch {
     return null;
   }
@@ -59,19 +77,12 @@ function ipAllowed(ranges: IpRange[], ip: string): boolean {
   if (ranges.length === 0) return true;
   let address: ipaddr.IPv4 | ipaddr.IPv6;
   try {
+    // process() turns an IPv4-mapped client address into IPv4, the same form normalizeRange gives entries.
     address = ipaddr.process(ip);
   } catch {
     return false;
   }
-  return ranges.some(([range, bits]) => {
-    if (address.kind() === range.kind()) return address.match([range, bits] as never);
-    // An IPv4 rule also matches its IPv4-mapped IPv6 form and the other way round.
-    if (range.kind() === 'ipv4' && address.kind() === 'ipv6') {
-      const v6 = address as ipaddr.IPv6;
-      return v6.isIPv4MappedAddress() && v6.toIPv4Address().match([range, bits] as never);
-    }
-    return false;
-  });
+  return ranges.some(([range, bits]) => address.kind() === range.kind() && address.match([range, bits] as never));
 }
 
 function presentedKey(request: FastifyRequest): string | null {
@@ -99,6 +110,39 @@ export const authPlugin = fp<AuthOptions>(
   async (app, options) => {
     const cache = new Map<string, CachedKey>();
     const loading = new Map<string, Promise<CachedKey>>();
+    const unknownKeys = new Map<string, number>();
+    const failures = new Map<string, { count: number; windowStart: number }>();
+    const failureLimit = options.unauthenticatedPerMinute ?? 0;
+
+    /** Seconds until the IP may try unknown keys again, or 0 when it is under the limit. */
+    function blockedFor(ip: string, now: number): number {
+      if (failureLimit === 0) return 0;
+      const window = failures.get(ip);
+      if (!window || now - window.windowStart >= FAILURE_WINDOW_MS || window.count < failureLimit) return 0;
+      return Math.ceil((window.windowStart + FAILURE_WINDOW_MS - now) / 1000);
+    }
+
+    function failed(ip: string, message: string): AppError {
+      if (failureLimit > 0) {
+        const now = Date.now();
+        const window = failures.get(ip);
+        if (!window || now - window.windowStart >= FAILURE_WINDOW_MS) {
+          if (!window && failures.size >= MAX_TRACKED_IPS) failures.delete(failures.keys().next().value as string);
+          failures.set(ip, { count: 1, windowStart: now });
+        } else {
+          window.count += 1;
+        }
+      }
+      return new AppError('unauthorized', message);
+    }
+
+    function knownUnknown(keyHash: string): boolean {
+      const at = unknownKeys.get(keyHash);
+      if (at === undefined) return false;
+      if (Date.now() - at < options.cacheTtlMs) return true;
+      unknownKeys.delete(keyHash);
+      return false;
+    }
 
     async function lookup(keyHash: string): Promise<CachedKey> {
       const cached = cache.get(keyHash);
@@ -118,9 +162,15 @@ export const authPlugin = fp<AuthOptions>(
               allowedRanges: (record?.allowedIps ?? []).map(parseRange).filter((range) => range !== null),
               loadedAt: Date.now(),
             };
-            if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value as string);
-            cache.delete(keyHash);
-            cache.set(keyHash, entry);
+            if (record) {
+              if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value as string);
+              cache.delete(keyHash);
+              cache.set(keyHash, entry);
+            } else {
+              cache.delete(keyHash);
+              if (unknownKeys.size >= MAX_NEGATIVE_KEYS) unknownKeys.delete(unknownKeys.keys().next().value as string);
+              unknownKeys.set(keyHash, Date.now());
+            }
             return entry;
           })
           .finally(() => loading.delete(keyHash));
@@ -133,13 +183,18 @@ export const authPlugin = fp<AuthOptions>(
 
     app.addHook('onRequest', async (request, reply) => {
       const apiKey = presentedKey(request);
-      if (!apiKey || !API_KEY_PATTERN.test(apiKey)) {
-        throw new AppError('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.');
+      const keyHash = apiKey && API_KEY_PATTERN.test(apiKey) ? hashApiKey(apiKey) : null;
+      // An IP that failed authentication too often is refused before any lookup, unless its key is one
+      // this instance already knows to be valid (clients behind one NAT keep working).
+      const wait = blockedFor(request.ip, Date.now());
+      if (wait > 0 && !(keyHash && cache.get(keyHash)?.record)) {
+        reply.header('retry-after', String(wait));
+        throw new AppError('rate_limited', `Too many requests without a valid API key from this address; retry in ${wait} s.`);
       }
-      const entry = await lookup(hashApiKey(apiKey));
-      if (!entry.record || !entry.principal) {
-        throw new AppError('unauthorized', 'The API key is unknown or revoked.');
-      }
+      if (!keyHash) throw failed(request.ip, 'A valid API key is required: send Authorization: Bearer <key>.');
+      if (knownUnknown(keyHash)) throw failed(request.ip, 'The API key is unknown or revoked.');
+      const entry = await lookup(keyHash);
+      if (!entry.record || !entry.principal) throw failed(request.ip, 'The API key is unknown or revoked.');
       const { record, principal } = entry;
       if (!ipAllowed(entry.allowedRanges, request.ip)) {
         // Refused before it counts (DECISIONS.md §8), but it still shows the company's current usage.

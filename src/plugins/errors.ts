@@ -1,5 +1,7 @@
+import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, statusOf, type ErrorCode, type ErrorDetail } from '../errors.js';
 
@@ -43,8 +45,15 @@ function foreignKeyField(detail: string | undefined): string {
   return columns.find((column) => column !== 'company_id') ?? 'reference';
 }
 
+/** What the multipart parser (busboy) throws for a body it cannot read: always the client's input. */
+const MULTIPART_PARSER_ERRORS =
+  /^(?:Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|(?:Part|Preamble) terminated early due to unexpected end of multipart data|Malformed part header|Unsupported Content-Type\.|Missing Content-Type-header\.)$/;
+
 function translate(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof Error && MULTIPART_PARSER_ERRORS.test(error.message)) {
+    return new AppError('validation_error', `The multipart body is malformed: ${error.message.replace(/\.$/, '')}.`);
+  }
   const fastifyError = error as FastifyError & { validationContext?: string };
 
   if (hasZodFastifySchemaValidationErrors(error)) {
@@ -109,6 +118,8 @@ function translate(error: unknown): AppError {
       return new AppError('validation_error', 'A path parameter is too long.');
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new AppError('validation_error', 'The request must be multipart/form-data.');
+    case 'FST_MP_PREMATURE_CLOSE':
+      return new AppError('validation_error', 'The upload was closed before the multipart body ended.');
     default:
       break;
   }
@@ -145,6 +156,43 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   const appError = translate(error);
   request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
   return sendError(reply, appError);
+}
+
+/** What the HTTP parser refuses before a request exists, as the envelope's sentence. */
+function clientErrorMessage(error: NodeJS.ErrnoException): string {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return 'The URL or the header section is too long.';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'The request was not received in time.';
+  return 'The HTTP request is malformed.';
+}
+
+/**
+ * Fastify's `clientErrorHandler` option: Node's HTTP parser refuses an over-long URL or header section, a
+ * malformed request line or a request that arrives too slowly before any route or hook exists. The answer
+ * is still the envelope (400 validation_error, DECISIONS.md §1) with an x-request-id, written on the socket.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const requestId = uuidv7();
+  const appError = new AppError('validation_error', clientErrorMessage(error));
+  const body = JSON.stringify(errorBody(appError));
+  this.log.debug({ reqId: requestId, code: error.code }, 'request refused by the HTTP parser');
+  // A response already under way on this socket (a timeout during a download) cannot take another one.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    socket.end(
+      `HTTP/1.1 ${statusOf(appError.code)} Bad Request\r\n` +
+        `content-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\n` +
+        `x-content-type-options: nosniff\r\n` +
+        `cache-control: no-store\r\n` +
+        `connection: close\r\n\r\n${body}`,
+    );
+    // end() flushes the answer first; a client that keeps sending is cut off shortly after.
+    setTimeout(() => socket.destroy(), 1000).unref();
+  } else {
+    socket.destroy();
+  }
 }
 
 /** Every failure becomes the error envelope; 5xx bodies never carry internal messages. */

@@ -105,9 +105,49 @@ export const percentInput = decimalNumber(4, 'a percentage')
   .pipe(z.number().min(0, 'must not be negative').max(100, 'must be at most 100'))
   .meta({ example: 8.25 });
 
+/** Free-form objects nest at most this deep (DECISIONS.md §4); the object itself is level 1. */
+export const FREE_FORM_MAX_DEPTH = 32;
+/** ...and are at most this large as JSON, so a stored object stays a small part of its record. */
+export const FREE_FORM_MAX_CHARS = 65_536;
+
+/**
+ * The depth of a JSON value, walked without recursion and stopped once past `limit`, so a value nested
+ * thousands of levels deep is measured without overflowing the stack (serialising it would).
+ */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * Every free-form object field of the API (business_hours, default_tax_rules, service_types_offered,
+ * internal_flags, payment_details, ...) is this one schema: bounded in depth and size in one place.
+ */
 export const jsonObject = z
   .record(z.string(), z.unknown())
-  .meta({ type: 'object', additionalProperties: true, example: { note: 'free-form' } });
+  .superRefine((value, context) => {
+    if (depthExceeds(value, FREE_FORM_MAX_DEPTH)) {
+      context.addIssue({ code: 'custom', message: `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep` });
+      return;
+    }
+    if (JSON.stringify(value).length > FREE_FORM_MAX_CHARS) {
+      context.addIssue({ code: 'custom', message: `must be at most ${FREE_FORM_MAX_CHARS} characters as JSON` });
+    }
+  })
+  .meta({
+    type: 'object',
+    additionalProperties: true,
+    description: `Free-form JSON object: at most ${FREE_FORM_MAX_DEPTH} levels deep and ${FREE_FORM_MAX_CHARS} characters as JSON.`,
+    example: { note: 'free-form' },
+  });
 
 export const shortText = (max = 255) => z.string().max(max, `must be at most ${max} characters`);
 export const requiredText = (max = 255) =>

@@ -72,18 +72,19 @@ export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<T
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '0',
+    UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '0',
     DATA_DIR: 'memory://',
     ...(url ? { DATABASE_URL: url } : {}),
     ...options.env,
   });
-  const app = await buildApp({ config, database, storage: options.storage });
+  const app = await buildApp({ config, database, storage: options.storage, ownsDatabase: true });
   await app.ready();
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
+    // The app closes its database last (the shutdown order of app.ts).
     await app.close();
-    await database.close();
     await drop();
   };
   afterAll(close);

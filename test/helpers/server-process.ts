@@ -19,7 +19,7 @@ export interface ServerProcess {
 }
 
 /** The real server (`src/server.ts`) as a child process on a free port, once /readyz answers. */
-export async function spawnServer(env: Record<string, string | undefined>): Promise<ServerProcess> {
+export async function spawnServer(env: Record<string, string | undefined>, options: { readyTimeoutMs?: number } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -29,13 +29,14 @@ export async function spawnServer(env: Record<string, string | undefined>): Prom
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   const exited = once(child, 'exit');
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  for (;;) {
     try {
       if ((await fetch(`${base}/readyz`)).ok) break;
     } catch {
       // not listening yet
     }
-    if (attempt > 200 || child.exitCode !== null) throw new Error(`server did not become ready: ${stderr}`);
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not become ready: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { child, base, exited, stderr: () => stderr };

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { addUsage, usageOfOtherInstances } from './usage.repository.js';
+import { addUsage, usageOfOtherInstances, usageSplit } from './usage.repository.js';
 
 interface CompanyUsage {
   period: string;
@@ -27,11 +27,18 @@ export function nextPeriodStart(now: Date): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
 }
 
+/** How long a company stays in memory without requests before it is dropped (USAGE_IDLE_EVICT_MS). */
+export const DEFAULT_IDLE_EVICT_MS = 60_000;
+
 /**
  * Monthly request counting shared by all instances through the database. Each instance counts in
  * memory (exact within the instance) and adds its buffered counts to its own row every flush
  * interval, so no request writes to a shared hot row; across instances the count can lag by at most
  * one flush interval of traffic.
+ *
+ * A company idle for idleEvictMs is dropped from memory once everything it counted is written; when it
+ * comes back both parts are read from the database, this instance's own row included, so the database
+ * (which holds every flushed count) is the one source a dropped entry is rebuilt from.
  */
 export class UsageMeter {
   readonly instanceId = uuidv7();
@@ -45,6 +52,7 @@ export class UsageMeter {
     private readonly db: Db,
     private readonly flushIntervalMs: number,
     private readonly onError: (error: unknown) => void = () => {},
+    private readonly idleEvictMs: number = DEFAULT_IDLE_EVICT_MS,
   ) {}
 
   start(): void {
@@ -62,7 +70,9 @@ export class UsageMeter {
 
   /** Counts one request unless it would pass the limit. */
   async count(companyId: string, limit: number | null, now = new Date()): Promise<UsageDecision> {
-    const entry = await this.entry(companyId, now);
+    let entry = await this.entry(companyId, now);
+    // A flush may have dropped the entry while this request waited for it: count on the live one.
+    while (this.usage.get(companyId) !== entry) entry = await this.entry(companyId, now);
     entry.lastSeen = now.getTime();
     const current = entry.others + entry.mine;
     const resetsAt = nextPeriodStart(now);
@@ -88,8 +98,8 @@ export class UsageMeter {
     if (!pending) {
       pending = (async () => {
         if (existing && existing.unflushed > 0) await this.flushCompany(companyId, existing);
-        const others = await usageOfOtherInstances(this.db, companyId, period, this.instanceId);
-        const fresh: CompanyUsage = { period, others, mine: 0, unflushed: 0, lastSeen: now.getTime() };
+        const { mine, others } = await usageSplit(this.db, companyId, period, this.instanceId);
+        const fresh: CompanyUsage = { period, others, mine, unflushed: 0, lastSeen: now.getTime() };
         this.usage.set(companyId, fresh);
         return fresh;
       })().finally(() => this.loading.delete(key));
@@ -116,7 +126,7 @@ export class UsageMeter {
   async flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     this.flushing = (async () => {
-      const cutoff = Date.now() - 60_000;
+      const cutoff = Date.now() - this.idleEvictMs;
       for (const [companyId, entry] of this.usage) {
         if (entry.unflushed === 0 && entry.lastSeen < cutoff) {
           this.usage.delete(companyId);

@@ -27,3 +27,15 @@ export async function usageOfOtherInstances(db: Db, companyId: string, period: s
     );
   return Number(row?.total ?? 0);
 }
+
+/** Requests of the month as stored: this instance's own row and the sum of every other instance's. */
+export async function usageSplit(db: Db, companyId: string, period: string, instanceId: string) {
+  const [row] = await db
+    .select({
+      mine: sql<string>`coalesce(sum(${usageCounters.requestCount}) filter (where ${usageCounters.instanceId} = ${instanceId}), 0)`,
+      others: sql<string>`coalesce(sum(${usageCounters.requestCount}) filter (where ${usageCounters.instanceId} <> ${instanceId}), 0)`,
+    })
+    .from(usageCounters)
+    .where(and(eq(usageCounters.companyId, companyId), eq(usageCounters.period, period)));
+  return { mine: Number(row?.mine ?? 0), others: Number(row?.others ?? 0) };
+}

@@ -45,9 +45,11 @@ export async function releaseKey(db: Db, companyId: string, key: string, created
   return deleted.length > 0;
 }
 
-/** Drops the company's records older than the cutoff (expired keys, abandoned claims). */
-export async function purgeBefore(db: Db, companyId: string, cutoff: Date) {
-  await db
+/** Drops every company's records older than the cutoff; the scheduled purge. */
+export async function purgeAllBefore(db: Db, cutoff: Date): Promise<number> {
+  const deleted = await db
     .delete(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.companyId, companyId), lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`)));
+    .where(lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`))
+    .returning({ key: idempotencyKeys.key });
+  return deleted.length;
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
 import * as repository from './idempotency.repository.js';
@@ -8,13 +7,6 @@ export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
 const WAIT_FOR_FIRST_MS = 10_000;
 const POLL_MS = 25;
-
-export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${url}\n`)
-    .update(typeof body === 'string' ? body : JSON.stringify(body ?? null))
-    .digest('hex');
-}
 
 export type IdempotencyOutcome =
   | { kind: 'execute' }
@@ -36,10 +28,8 @@ export async function beginIdempotent(
   const deadline = Date.now() + WAIT_FOR_FIRST_MS;
   let claimable = true;
   for (;;) {
-    if (claimable && (await repository.claimKey(db, companyId, key, fingerprint))) {
-      if (Math.random() < 0.01) await repository.purgeBefore(db, companyId, new Date(Date.now() - KEY_LIFETIME_MS));
-      return { kind: 'execute' };
-    }
+    // Expired records are purged on a schedule (app.ts); an expired one met here is released below.
+    if (claimable && (await repository.claimKey(db, companyId, key, fingerprint))) return { kind: 'execute' };
     const existing = await repository.findKey(db, companyId, key);
     // Gone (a failed first request released it): claim it now.
     claimable = existing === null;

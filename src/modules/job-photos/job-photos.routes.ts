@@ -1,10 +1,13 @@
 import multipart, { type MultipartValue } from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
+import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
+import { requestLinkBase } from '../../shared/urls.js';
 import type { LinkOptions } from '../../storage/storage.js';
 import {
   FILE_FIELDS,
@@ -48,6 +51,46 @@ function parseFields(fields: Record<string, string>): UploadFields {
   throw new AppError('validation_error', `Invalid upload: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
 }
 
+/**
+ * Bounds the reading of an upload: when UPLOAD_TIMEOUT_MS has passed since the handler started, the file
+ * being read is cut and the request is answered 400 (connection closed), whatever the client still does.
+ * `afterwards` runs once the cut reading has settled, to remove what it stored meanwhile.
+ */
+async function withUploadDeadline<T>(
+  ms: number,
+  reply: FastifyReply,
+  work: (track: (file: Readable) => void) => Promise<T>,
+  afterwards: () => Promise<void>,
+): Promise<T> {
+  const expiredError = new AppError('validation_error', `The upload did not complete within ${ms / 1000} s.`);
+  let current: Readable | undefined;
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  const track = (file: Readable) => {
+    if (expired) throw expiredError;
+    current = file;
+  };
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      expired = true;
+      current?.destroy(expiredError);
+      reject(expiredError);
+    }, ms);
+  });
+  const running = work(track);
+  try {
+    return await Promise.race([running, deadline]);
+  } catch (error) {
+    if (expired) {
+      reply.header('connection', 'close');
+      void running.catch(() => undefined).then(afterwards);
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const { config: env } = app.deps;
@@ -63,7 +106,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   const db = () => app.deps.database.db;
   const links = (request: FastifyRequest): service.PhotoLinks => ({ storage: app.deps.storage, link: linkOptions(request) });
   const linkOptions = (request: FastifyRequest): LinkOptions => ({
-    baseUrl: (env.PUBLIC_BASE_URL ?? `${request.protocol}://${request.host}`).replace(/\/+$/, ''),
+    baseUrl: requestLinkBase(request, env.PUBLIC_BASE_URL),
     ttlSeconds: env.PHOTO_URL_TTL_SECONDS,
   });
 
@@ -134,23 +177,38 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       },
       validatorCompiler: zodExceptBody,
     },
-    async (request) => {
+    async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
       const { job_uuid } = request.params;
-      await service.requireLiveJob(db(), request.principal.companyId, job_uuid);
       const upload = new service.PhotoUpload(db(), app.deps.storage, request.principal, job_uuid, env.MAX_PHOTO_BYTES);
       try {
-        const fieldValues: Record<string, string> = {};
-        let fields = parseFields(fieldValues);
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            if (!(FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
-              throw invalidField(part.fieldname, 'is not an accepted field; send files as photos');
+        const fields = await withUploadDeadline(
+          env.UPLOAD_TIMEOUT_MS,
+          reply,
+          async (track) => {
+            await service.requireLiveJob(db(), request.principal.companyId, job_uuid);
+            const fieldValues: Record<string, string> = {};
+            let parsed = parseFields(fieldValues);
+            for await (const part of request.parts()) {
+              if (part.type === 'file') {
+                track(part.file);
+                if (!(FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
+                  throw invalidField(part.fieldname, 'is not an accepted field; send files as photos');
+                }
+                await upload.storeFile(part.file, part.filename);
+              } else {
+                parsed = acceptField(fieldValues, part);
+              }
             }
-            await upload.storeFile(part.file, part.filename);
-          } else {
-            fields = acceptField(fieldValues, part);
-          }
+            return parsed;
+          },
+          () => upload.discard(),
+        );
+        // A retry under an Idempotency-Key is recognised by the bytes just read: its first answer is sent
+        // and the files staged for this one are removed.
+        if (await settleStreamedIdempotency(db(), request, reply)) {
+          await upload.discard();
+          return reply;
         }
         const rows = await upload.commit(fields);
         return ok({ photos: await service.toUploadedPhotos(rows, links(request)) });

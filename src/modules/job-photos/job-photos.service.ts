@@ -91,41 +91,39 @@ const SAMPLE_BYTES = 4100;
 /**
  * Reads the first bytes of a stream (fewer when it ends sooner) and returns them with a stream of the
  * whole content, so the type is decided before anything is stored and nothing beyond the sample is buffered.
+ * It reads through the stream's async iterator, which settles on data, end, error and also on a stream
+ * that was destroyed before this was called (a multipart part cut short): a wait here always ends.
  */
-async function peek(source: Readable, size: number): Promise<{ head: Buffer; whole: Readable }> {
+async function peek(source: Readable, size: number): Promise<{ head: Buffer; whole: Readable; drain(): void }> {
+  const iterator = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const chunks: Buffer[] = [];
   let length = 0;
   let ended = false;
-  await new Promise<void>((resolve, reject) => {
-    const stop = () => {
-      source.off('data', onData).off('end', onEnd).off('error', onError);
-      source.pause();
-    };
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      length += chunk.length;
-      if (length >= size) {
-        stop();
-        resolve();
-      }
-    };
-    const onEnd = () => {
+  while (length < size) {
+    const next = await iterator.next();
+    if (next.done) {
       ended = true;
-      stop();
-      resolve();
-    };
-    const onError = (error: Error) => {
-      stop();
-      reject(error);
-    };
-    source.on('data', onData).once('end', onEnd).once('error', onError);
-  });
+      break;
+    }
+    chunks.push(next.value);
+    length += next.value.length;
+  }
   const head = Buffer.concat(chunks);
   async function* rest() {
     yield head;
-    if (!ended) yield* source;
+    while (!ended) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
   }
-  return { head, whole: Readable.from(rest(), { objectMode: false }) };
+  /** Reads and drops the rest, so the parser moves on to the next part. */
+  const drain = () => {
+    void (async () => {
+      while (!ended) ended = (await iterator.next().catch(() => ({ done: true as const }))).done === true;
+    })();
+  };
+  return { head, whole: Readable.from(rest(), { objectMode: false }), drain };
 }
 
 /** Counts the bytes passing through. */
@@ -161,11 +159,11 @@ export class PhotoUpload {
 
   /** Detects the type from the first bytes and streams the file to a generated key. */
   async storeFile(file: UploadStream, clientName: string | undefined): Promise<void> {
-    const { head, whole } = await peek(file, SAMPLE_BYTES);
+    const { head, whole, drain } = await peek(file, SAMPLE_BYTES);
     const mimeType = (await fileTypeFromBuffer(head))?.mime;
     const extension = mimeType ? PHOTO_EXTENSIONS[mimeType] : undefined;
     if (!mimeType || !extension) {
-      file.resume();
+      drain();
       throw invalidField('photos', `must be a ${ACCEPTED_TYPES} image (decided from the file's bytes)`);
     }
     const uuid = uuidv7();

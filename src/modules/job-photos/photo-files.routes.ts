@@ -26,6 +26,9 @@ export const photoFileRoutes: FastifyPluginAsync = async (app) => {
     const secondsLeft = Math.max(0, Number(expires) - Math.floor(Date.now() / 1000));
     return reply
       .header('content-type', contentTypeOfKey(key))
+      // Served from the API's origin: a file must never run as a page there, whatever its bytes.
+      .header('content-security-policy', "default-src 'none'; sandbox")
+      .header('content-disposition', `inline; filename="${key.slice(key.lastIndexOf('/') + 1)}"`)
       .header('content-length', String(file.size))
       .header('cache-control', `private, max-age=${secondsLeft}`)
       .send(file.stream);
