@@ -13,17 +13,22 @@ import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
+import type { ResolveHost } from './modules/webhooks/address-safety.js';
+import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
 
 export interface AppDeps {
   config: Config;
   database: Database;
   storage?: Storage;
   logger?: FastifyServerOptions['logger'];
+  /** How webhook url hosts are resolved (default dns.lookup); tests inject answers. */
+  resolveHost?: ResolveHost;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    deps: Required<Pick<AppDeps, 'config' | 'database'>> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
+    deps: Required<Pick<AppDeps, 'config' | 'database'>> &
+      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
   }
 }
 
@@ -70,7 +75,14 @@ async function buildZodApp(deps: AppDeps) {
   const usage = new UsageMeter(database.db, config.USAGE_FLUSH_INTERVAL_MS, (error) =>
     app.log.warn({ err: error }, 'usage flush failed'),
   );
-  app.decorate('deps', { config, database, storage: deps.storage ?? (await createStorage(config)), usage, shuttingDown: false });
+  app.decorate('deps', {
+    config,
+    database,
+    storage: deps.storage ?? (await createStorage(config)),
+    usage,
+    shuttingDown: false,
+    resolveHost: deps.resolveHost,
+  });
   usage.start();
   app.addHook('onClose', async () => {
     await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
@@ -112,5 +124,6 @@ async function buildZodApp(deps: AppDeps) {
   await app.register(healthRoutes);
   await app.register(photoFileRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
+  await app.register(deliveryWorkerPlugin);
   return app;
 }
