@@ -242,3 +242,50 @@ describe('webhook delivery', () => {
     expect(target.received).toHaveLength(1);
   });
 });
+
+describe('webhook delivery on the embedded PGlite database', () => {
+  it('claims, delivers and records like on PostgreSQL', async () => {
+    const { buildApp } = await import('../src/app.js');
+    const { loadConfig } = await import('../src/config.js');
+    const { createDatabase } = await import('../src/db/client.js');
+    const { migrateDatabase } = await import('../src/db/migrate.js');
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: 'memory://',
+      RATE_LIMIT_PER_MINUTE: '0',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_DELAYS: '0.1',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    });
+    const database = await createDatabase(config);
+    await migrateDatabase(database);
+    const app = await buildApp({ config, database });
+    await app.ready();
+    try {
+      expect(database.driver).toBe('pglite');
+      const { key, companyId } = await makeCompany(database);
+      const target = await receiver((_request, response, index) => {
+        response.writeHead(index === 0 ? 500 : 200).end();
+      });
+      const response = await call(app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: target.url, events: ['*'] } });
+      expect(response.status).toBe(200);
+      const event = await recordEvent(database, companyId);
+      const delivered = await waitFor(async () => {
+        const listed = await call(app, 'GET', `/api/v1/webhook_endpoints/${response.body.data.uuid}/deliveries`, { key });
+        const [delivery] = listed.body.data.deliveries;
+        return delivery?.status === 'succeeded' ? delivery : undefined;
+      });
+      expect(delivered.attempts).toBe(2);
+      const verified = new Webhook(response.body.data.secret).verify(target.received[1].body, {
+        'webhook-id': String(target.received[1].headers['webhook-id']),
+        'webhook-timestamp': String(target.received[1].headers['webhook-timestamp']),
+        'webhook-signature': String(target.received[1].headers['webhook-signature']),
+      });
+      expect(verified).toMatchObject({ uuid: event.uuid });
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+});
