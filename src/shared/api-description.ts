@@ -29,4 +29,10 @@ percentages have at most 4 decimals. Timestamps need Z or an offset and are retu
 ## Usage and rate limits
 Every authenticated response carries X-Usage-Count, X-Usage-Limit (when the company has a monthly limit) and
 X-Usage-Resets. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
+
+## Webhooks
+\`/api/v1/webhook_endpoints\` subscribes a url to event types. Each event is POSTed as JSON with the Standard Webhooks
+headers \`webhook-id\` (the event uuid), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,\` + base64
+HMAC-SHA256 of \`<id>.<timestamp>.<body>\` keyed with the secret's bytes after \`whsec_\`); see \`webhooks.event\`.
+Delivery is at least once, retried on failure, and logged at \`/webhook_endpoints/{uuid}/deliveries\`.
 `.trim();
