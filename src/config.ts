@@ -61,7 +61,7 @@ const ConfigSchema = z.object({
   /** Runs the delivery worker in this process. */
   WEBHOOK_WORKER_ENABLED: booleanFlag.default(true),
   /** Attempts in flight at once per process. */
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
   /** How often the worker looks for due deliveries when it has nothing to do. */
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   /** A claim's lease outlives the attempt timeout by this much; a crashed instance's claim expires after it. */

@@ -5,7 +5,7 @@ import { toEventJson } from '../events/event.mapper.js';
 import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
 import { postWebhook } from './sender.js';
 import { signWebhook } from './signature.js';
-import { claimDueDeliveries, recordAttempt, type AttemptResult, type ClaimedDelivery } from './webhooks.repository.js';
+import { claimDueDeliveries, recordAttempts, type AttemptResult, type ClaimedDelivery, type RecordedAttempt } from './webhooks.repository.js';
 
 type WorkerConfig = Pick<
   Config,
@@ -34,6 +34,9 @@ export class DeliveryWorker {
   private loop: Promise<void> | undefined;
   private wakeRequested = false;
   private wakeSleeper: (() => void) | undefined;
+  /** Outcomes waiting to be written, and the write in progress: outcomes are recorded in batches. */
+  private pendingRecords: Array<RecordedAttempt & { done: () => void }> = [];
+  private recording: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -75,8 +78,10 @@ export class DeliveryWorker {
     const leaseMs = this.config.WEBHOOK_TIMEOUT_MS + this.config.WEBHOOK_LEASE_MARGIN_MS;
     while (!this.stopping) {
       const capacity = this.config.WEBHOOK_CONCURRENCY - this.inFlight.size;
+      // Claims wait for a few free slots (or an idle worker), so a busy worker claims in batches.
+      const worthClaiming = capacity > 0 && (this.inFlight.size === 0 || capacity >= Math.ceil(this.config.WEBHOOK_CONCURRENCY / 4));
       let claimed: ClaimedDelivery[] = [];
-      if (capacity > 0) {
+      if (worthClaiming) {
         try {
           claimed = await claimDueDeliveries(this.db, capacity, leaseMs);
         } catch (error) {
@@ -91,7 +96,7 @@ export class DeliveryWorker {
         }
       }
       // A full batch means more may be due: claim again at once; otherwise wait for a wake-up or the poll.
-      if (capacity > 0 && claimed.length === capacity) continue;
+      if (worthClaiming && claimed.length === capacity) continue;
       await this.sleep(this.config.WEBHOOK_POLL_INTERVAL_MS);
     }
   }
@@ -123,12 +128,25 @@ export class DeliveryWorker {
     } else {
       result = await this.send(delivery);
     }
-    try {
-      await recordAttempt(this.db, delivery, result);
-    } catch (error) {
-      // The lease expires and the delivery is attempted again: at least once.
-      this.log.warn({ err: error, delivery: delivery.uuid }, 'recording a webhook attempt failed');
+    await new Promise<void>((done) => {
+      this.pendingRecords.push({ claimed: delivery, result, done });
+      this.recording ??= this.flushRecords();
+    });
+  }
+
+  /** Writes the queued outcomes, one statement per batch, until none is left. */
+  private async flushRecords(): Promise<void> {
+    while (this.pendingRecords.length > 0) {
+      const batch = this.pendingRecords.splice(0, 500);
+      try {
+        await recordAttempts(this.db, batch);
+      } catch (error) {
+        // The leases expire and the deliveries are attempted again: at least once.
+        this.log.warn({ err: error, deliveries: batch.length }, 'recording webhook attempts failed');
+      }
+      for (const entry of batch) entry.done();
     }
+    this.recording = undefined;
   }
 
   /** One attempt: check the address again, POST to it within the timeout, and classify the outcome. */

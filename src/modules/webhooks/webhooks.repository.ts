@@ -196,30 +196,37 @@ export interface AttemptResult {
   error: string | null;
 }
 
+/** The outcome of one claimed attempt, to record. */
+export interface RecordedAttempt {
+  claimed: Pick<ClaimedDelivery, 'companyId' | 'uuid' | 'attempts'>;
+  result: AttemptResult;
+}
+
 /**
- * Records the outcome of the attempt numbered `attempts` and ends its lease. A row that has moved on since
- * the claim (the endpoint was disabled or deleted meanwhile, or a later claim took it after the lease
+ * Records the outcomes of attempts in one statement and ends their leases. A row that has moved on since
+ * its claim (the endpoint was disabled or deleted meanwhile, or a later claim took it after the lease
  * expired) is left as it is.
  */
-export async function recordAttempt(db: Db, claimed: Pick<ClaimedDelivery, 'companyId' | 'uuid' | 'attempts'>, result: AttemptResult): Promise<void> {
-  const nextAttemptAt =
-    result.status === 'pending' ? sql`now() + ${Math.round((result.retryInSeconds ?? 0) * 1000)} * interval '1 millisecond'` : null;
-  await db
-    .update(webhookDeliveries)
-    .set({
-      status: result.status,
-      nextAttemptAt,
-      leaseExpiresAt: null,
-      lastResponseStatus: result.responseStatus,
-      lastError: result.error,
-      updatedAt: sql`now()`,
-    })
-    .where(
-      and(
-        eq(webhookDeliveries.companyId, claimed.companyId),
-        eq(webhookDeliveries.uuid, claimed.uuid),
-        eq(webhookDeliveries.status, 'pending'),
-        eq(webhookDeliveries.attempts, claimed.attempts),
-      ),
-    );
+export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const values = sql.join(
+    attempts.map(
+      ({ claimed, result }) =>
+        sql`(${claimed.companyId}::uuid, ${claimed.uuid}::uuid, ${claimed.attempts}::int, ${result.status}::text,
+             ${Math.round((result.retryInSeconds ?? 0) * 1000)}::int, ${result.responseStatus}::int, ${result.error}::text)`,
+    ),
+    sql`, `,
+  );
+  await db.execute(sql`
+    update webhook_deliveries delivery
+    set status = outcome.status,
+        next_attempt_at = case when outcome.status = 'pending' then now() + outcome.retry_ms * interval '1 millisecond' end,
+        lease_expires_at = null,
+        last_response_status = outcome.response_status,
+        last_error = outcome.error,
+        updated_at = now()
+    from (values ${values}) as outcome(company_id, uuid, attempts, status, retry_ms, response_status, error)
+    where delivery.company_id = outcome.company_id and delivery.uuid = outcome.uuid
+      and delivery.status = 'pending' and delivery.attempts = outcome.attempts
+  `);
 }
