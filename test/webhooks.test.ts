@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { etagOf } from '../src/shared/etag.js';
+import { loadConfig } from '../src/config.js';
 import { resolveSafeAddress, systemResolveHost } from '../src/modules/webhooks/address-safety.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
@@ -374,5 +375,29 @@ describe('deliveries log and retry', () => {
     expect(failed).toMatchObject({ status: 'failed', next_attempt_at: null, last_error: 'The endpoint was deleted.' });
     expectError(await retry(key, endpoint.uuid, failed.uuid), 404, 'not_found');
     expect((await deliveries(key, kept.uuid)).body.data.deliveries[0].status).toBe('pending');
+  });
+});
+
+describe('webhook configuration', () => {
+  it('reads WEBHOOK_RETRY_DELAYS as seconds, fractions allowed, and refuses anything else', () => {
+    expect(loadConfig({}).WEBHOOK_RETRY_DELAYS).toEqual([5, 300, 1800, 7200, 18000, 36000, 36000]);
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS: '0.1, 2,30' }).WEBHOOK_RETRY_DELAYS).toEqual([0.1, 2, 30]);
+    for (const bad of ['', '5,,6', '5,abc', '-1', '1e3', '700000']) {
+      expect(() => loadConfig({ WEBHOOK_RETRY_DELAYS: bad }), bad).toThrow(/WEBHOOK_RETRY_DELAYS/);
+    }
+  });
+
+  it('defaults and validates the other webhook settings', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: false,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_WORKER_ENABLED: true,
+      WEBHOOK_CONCURRENCY: 64,
+    });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '0' })).toThrow(/WEBHOOK_TIMEOUT_MS/);
+    expect(() => loadConfig({ WEBHOOK_CONCURRENCY: '0' })).toThrow(/WEBHOOK_CONCURRENCY/);
   });
 });
