@@ -289,3 +289,52 @@ describe('webhook delivery on the embedded PGlite database', () => {
     }
   });
 });
+
+describe('the endpoint secret in logs', () => {
+  it('is never written to the log, at any level, through create, delivery and failure', async () => {
+    const { Writable } = await import('node:stream');
+    const { buildApp } = await import('../src/app.js');
+    const { loadConfig } = await import('../src/config.js');
+    const { createTestDatabase } = await import('./helpers/app.js');
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const testDb = await createTestDatabase();
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATA_DIR: 'memory://',
+      RATE_LIMIT_PER_MINUTE: '0',
+      ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_DELAYS: '0.1',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+    });
+    const app = await buildApp({ config, database: testDb.database, logger: { level: 'trace', stream } });
+    await app.ready();
+    try {
+      const { key, companyId } = await makeCompany(testDb.database);
+      const target = await receiver((_request, response) => {
+        response.writeHead(500).end();
+      });
+      const response = await call(app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: target.url, events: ['*'] } });
+      const { secret, uuid } = response.body.data;
+      await recordEvent(testDb.database, companyId);
+      await waitFor(async () => {
+        const listed = await call(app, 'GET', `/api/v1/webhook_endpoints/${uuid}/deliveries`, { key });
+        return listed.body.data.deliveries[0]?.status === 'failed';
+      });
+      expect(lines.length).toBeGreaterThan(0);
+      const log = lines.join('');
+      expect(log).not.toContain(secret);
+      expect(log).not.toContain(secret.slice('whsec_'.length));
+    } finally {
+      await app.close();
+      await testDb.database.close();
+      await testDb.drop();
+    }
+  });
+});
