@@ -39,6 +39,9 @@ async function api(base: string, key: string, method: string, path: string, body
   return { status: response.status, body: (await response.json()) as any };
 }
 
+/** Starting server processes dominates these tests; a loaded machine needs far more than the default 30 s. */
+const PROCESS_TEST_TIMEOUT_MS = 120_000;
+
 describe.skipIf(!testDb.url)('several server processes on one database', () => {
   it('never runs one attempt of a delivery twice, or two attempts at the same time', async () => {
     const env = { WEBHOOK_RETRY_DELAYS: '0.05,0.05', WEBHOOK_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '5000' };
@@ -78,7 +81,7 @@ describe.skipIf(!testDb.url)('several server processes on one database', () => {
     first.child.kill('SIGTERM');
     second.child.kill('SIGTERM');
     await Promise.all([first.exited, second.exited]);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('delivers after a server is killed with SIGKILL mid-delivery, once the lease has expired', async () => {
     const env = { WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_LEASE_MARGIN_MS: '1000', WEBHOOK_RETRY_DELAYS: '60' };
@@ -116,7 +119,7 @@ describe.skipIf(!testDb.url)('several server processes on one database', () => {
     expect(receiver.received[1].at).toBeGreaterThanOrEqual(new Date(leaseEnd).getTime() - 5);
     successor.child.kill('SIGTERM');
     await successor.exited;
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('finishes the attempt in flight on SIGTERM before exiting', async () => {
     const server = await startServer({ WEBHOOK_TIMEOUT_MS: '5000' });
@@ -140,5 +143,5 @@ describe.skipIf(!testDb.url)('several server processes on one database', () => {
     expect(receiver.received).toHaveLength(1);
     after.child.kill('SIGTERM');
     await after.exited;
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
