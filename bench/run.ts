@@ -14,6 +14,7 @@ import pg from 'pg';
 import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
 import { benchUrls, describeSize, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
+import { measureDeliveries } from './webhook-deliveries.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results.md');
@@ -22,6 +23,7 @@ const env = process.env;
 const DURATION = Number(env.BENCH_DURATION || 10);
 const WARMUP = Number(env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS || 32);
+const DELIVERIES = Number(env.BENCH_DELIVERIES || 10_000);
 const ONLY = (env.BENCH_ONLY || '')
   .split(',')
   .map((id) => id.trim().toUpperCase())
@@ -110,6 +112,8 @@ async function startServer(databaseUrl: string, workDir: string): Promise<Server
       DATA_DIR: workDir,
       UPLOAD_DIR: path.join(workDir, 'uploads'),
       STORAGE_DRIVER: 'local',
+      // D1 delivers to a receiver on 127.0.0.1.
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     },
   });
   let exited = false;
@@ -503,6 +507,23 @@ async function main() {
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
     const single: Target = { url: server.url, pids: [server.child.pid!] };
     for (const scenario of scenarios) rows.push(await runScenario(single, scenario));
+    if (ONLY.length === 0 || ONLY.includes('D1')) {
+      const row: Row = { id: 'D1', title: `webhook deliveries (${fmt(DELIVERIES)} to a local receiver; req/s = deliveries/s)` };
+      const sampler = rssSampler([server.child.pid!]);
+      const result = await measureDeliveries({
+        serverUrl: server.url,
+        databaseUrl: urls.bench,
+        apiKey: context.apiKey,
+        companyId: context.companyId,
+        count: DELIVERIES,
+        log,
+      });
+      row.maxRssMiB = sampler.stop();
+      row.rps = result.perSecond;
+      row.errors = result.errors;
+      log(`D1: ${fmt(result.perSecond)} deliveries/s (${result.deliveries} in ${result.seconds.toFixed(2)} s), errors ${result.errors}`);
+      rows.push(row);
+    }
     const rssAfter = rssMiB(server.child.pid!);
     await server.stop();
     if (rssAfter !== null) log(`Server RSS at the end: ${fmt(rssAfter)} MiB`);

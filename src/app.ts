@@ -18,6 +18,8 @@ import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
+import type { ResolveHost } from './modules/webhooks/address-safety.js';
+import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
 
 export interface AppDeps {
   config: Config;
@@ -26,11 +28,14 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** The app closes the database last when it closes (the server); false when the database is shared. */
   ownsDatabase?: boolean;
+  /** How webhook url hosts are resolved (default dns.lookup); tests inject answers. */
+  resolveHost?: ResolveHost;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    deps: Required<Pick<AppDeps, 'config' | 'database'>> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
+    deps: Required<Pick<AppDeps, 'config' | 'database'>> &
+      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
   }
 }
 
@@ -85,7 +90,6 @@ async function buildZodApp(deps: AppDeps) {
     (error) => app.log.warn({ err: error }, 'usage flush failed'),
     config.USAGE_IDLE_EVICT_MS,
   );
-  app.decorate('deps', { config, database, storage: deps.storage ?? (await createStorage(config)), usage, shuttingDown: false });
 
   /*
    * Shutdown order, one sequence (app.close(), also on SIGTERM in server.ts):
@@ -97,6 +101,14 @@ async function buildZodApp(deps: AppDeps) {
    * Background work must register after the database plugin and before the routes, never in server.ts.
    */
   await app.register(databasePlugin, { database, owns: deps.ownsDatabase ?? false });
+  app.decorate('deps', {
+    config,
+    database,
+    storage: deps.storage ?? (await createStorage(config)),
+    usage,
+    shuttingDown: false,
+    resolveHost: deps.resolveHost,
+  });
   usage.start();
   app.addHook('onClose', async () => {
     await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
@@ -146,5 +158,6 @@ async function buildZodApp(deps: AppDeps) {
   await app.register(healthRoutes);
   await app.register(photoFileRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
+  await app.register(deliveryWorkerPlugin);
   return app;
 }

@@ -9,6 +9,23 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value));
 
+/** Retry delays in seconds, comma-separated (fractions allowed): the wait before the 2nd, 3rd, ... attempt. */
+const retryDelays = z
+  .string()
+  .transform((value, context) => {
+    const parts = value.split(',').map((part) => part.trim());
+    const delays = parts.map(Number);
+    if (parts.some((part) => !/^\d+(\.\d+)?$/.test(part)) || delays.some((delay) => !(delay <= 7 * 24 * 3600))) {
+      context.addIssue({ code: 'custom', message: 'must be comma-separated numbers of seconds, each 0..604800' });
+      return z.NEVER;
+    }
+    if (delays.length > 50) {
+      context.addIssue({ code: 'custom', message: 'must list at most 50 delays' });
+      return z.NEVER;
+    }
+    return delays;
+  });
+
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -52,6 +69,18 @@ const ConfigSchema = z.object({
   UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
   IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
+  /** Allows webhook urls on loopback, private and shared addresses (development); link-local stays refused. */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  WEBHOOK_RETRY_DELAYS: retryDelays.default([5, 300, 1800, 7200, 18000, 36000, 36000]),
+  /** Runs the delivery worker in this process. */
+  WEBHOOK_WORKER_ENABLED: booleanFlag.default(true),
+  /** Attempts in flight at once per process. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
+  /** How often the worker looks for due deliveries when it has nothing to do. */
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /** A claim's lease outlives the attempt timeout by this much; a crashed instance's claim expires after it. */
+  WEBHOOK_LEASE_MARGIN_MS: z.coerce.number().int().min(500).max(600_000).default(5_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

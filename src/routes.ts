@@ -18,6 +18,7 @@ import { estimateRoutes } from './modules/estimates/estimates.routes.js';
 import { invoiceRoutes } from './modules/invoices/invoices.routes.js';
 import { paymentRoutes } from './modules/payments/payments.routes.js';
 import { numberingRoutes } from './modules/numbering/numbering.routes.js';
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -67,4 +68,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(invoiceRoutes);
   await app.register(paymentRoutes);
   await app.register(numberingRoutes);
+  await app.register(webhookRoutes);
 };

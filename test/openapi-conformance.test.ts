@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
 import { createVia, makeCompany, makeUser, validCustomer, validLocation } from './helpers/factories.js';
 import { photoUploadPayload, seedAll } from './helpers/seed-all.js';
+import { recordEvent } from './helpers/webhooks.js';
+import { webhookDeliveries } from '../src/db/schema/index.js';
 
 /**
  * Every documented operation is called with valid input (and some with invalid input), and every response
@@ -112,6 +114,23 @@ const richEstimate = await createVia(ctx.app, key, '/estimates', {
   selected_tier: 'better',
   selected_addons: ['filter'],
   expires_at: '2030-01-01T00:00:00Z',
+});
+
+// A webhook endpoint that never sends (disabled), with one failed delivery in its log.
+const hookEndpoint = await createVia(ctx.app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
+const hookEvent = await recordEvent(ctx.database, company.companyId);
+const hookDeliveryUuid = randomUUID();
+await ctx.database.db.insert(webhookDeliveries).values({
+  companyId: company.companyId,
+  uuid: hookDeliveryUuid,
+  endpointUuid: hookEndpoint.uuid,
+  eventUuid: hookEvent.uuid,
+  eventType: 'customer.created',
+  status: 'failed',
+  attempts: 3,
+  nextAttemptAt: null,
+  lastResponseStatus: 500,
+  lastError: 'The receiver answered HTTP 500.',
 });
 
 /** Ids made by the sample calls themselves, for the calls after them. */
@@ -403,6 +422,42 @@ const samples: Sample[] = [
   { method: 'PUT', path: '/api/v1/numbering', status: 200, body: { invoice: { prefix: 'IN-', padding: 6 }, estimate: { override_next_number: 500 } } },
   { method: 'PUT', path: '/api/v1/numbering', status: 400, body: { invoice: { padding: 13 } } },
   { method: 'GET', path: '/api/v1/numbering', status: 200 },
+
+  // Webhooks
+  { method: 'GET', path: '/api/v1/webhook_endpoints', status: 200, query: 'include_deleted=true&page=1&limit=10' },
+  { method: 'GET', path: '/api/v1/webhook_endpoints/{uuid}', status: 200, params: uuid(() => hookEndpoint.uuid) },
+  { method: 'GET', path: '/api/v1/webhook_endpoints/{uuid}', status: 404, params: uuid(() => missing) },
+  {
+    method: 'POST',
+    path: '/api/v1/webhook_endpoints',
+    status: 200,
+    body: { url: 'https://93.184.215.14/crm', description: 'Accounting', events: ['invoice.created'], enabled: false },
+    save: 'webhook',
+  },
+  { method: 'POST', path: '/api/v1/webhook_endpoints', status: 400, body: { url: 'http://127.0.0.1/hooks', events: ['*'] } },
+  { method: 'PUT', path: '/api/v1/webhook_endpoints/{uuid}', status: 200, params: uuid(() => made.webhook), body: { description: null } },
+  { method: 'PATCH', path: '/api/v1/webhook_endpoints/{uuid}', status: 200, params: uuid(() => made.webhook), body: { events: ['*'] } },
+  { method: 'DELETE', path: '/api/v1/webhook_endpoints/{uuid}', status: 200, params: uuid(() => made.webhook) },
+  {
+    method: 'GET',
+    path: '/api/v1/webhook_endpoints/{uuid}/deliveries',
+    status: 200,
+    params: uuid(() => hookEndpoint.uuid),
+    query: 'status=failed&page=1&limit=10',
+  },
+  { method: 'GET', path: '/api/v1/webhook_endpoints/{uuid}/deliveries', status: 404, params: uuid(() => missing) },
+  {
+    method: 'POST',
+    path: '/api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry',
+    status: 200,
+    params: () => ({ uuid: hookEndpoint.uuid, delivery_uuid: hookDeliveryUuid }),
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry',
+    status: 404,
+    params: () => ({ uuid: hookEndpoint.uuid, delivery_uuid: missing }),
+  },
 
   // Deletes of the seeded records, last; then each reads back with include_deleted=true.
   { method: 'DELETE', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice) },

@@ -65,9 +65,12 @@ describe('tenant isolation matrix', () => {
 
   for (const [path] of collectionRoutes) {
     it(`GET ${path}: lists and totals never include another company’s records`, async () => {
-      const url = path.replace('{job_uuid}', seedA.jobUuid);
+      // A list under a record of A (a job's photos, an endpoint's deliveries) is 404 for B.
+      const url = path
+        .replace('{job_uuid}', seedA.jobUuid)
+        .replace(/^(\/api\/v1\/[a-z_]+)\/\{uuid\}/, (_, collection: string) => `${collection}/${seedA.byCollection[collection]}`);
       const asB = await call(ctx.app, 'GET', `${url}?include_deleted=true&limit=100`, { key: b.key });
-      if (path.includes('{job_uuid}')) {
+      if (path.includes('{')) {
         expect(asB.status).toBe(404);
         return;
       }

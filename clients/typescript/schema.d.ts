@@ -576,8 +576,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook_endpoints
+         * @description Newest first. Soft-deleted webhook_endpoints only with include_deleted=true.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description At most 20 live endpoints per company. The answer carries `secret`, shown only this once.
+         *
+         *     Every event of a subscribed type is POSTed to the endpoint's url as JSON: the event exactly as
+         *     GET /api/v1/events/{uuid} gives it in `data` ({uuid, type, object_type, object_uuid, created_at,
+         *     data: {object, previous_attributes?}}). The request carries the Standard Webhooks headers:
+         *
+         *     - `webhook-id`: the event uuid, the same on every attempt (use it to drop duplicates);
+         *     - `webhook-timestamp`: Unix seconds of the attempt;
+         *     - `webhook-signature`: `v1,` + base64 of HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the
+         *       bytes of the secret after `whsec_`, base64-decoded;
+         *     - `content-type: application/json`.
+         *
+         *     Verify with any Standard Webhooks library, e.g. npm `standardwebhooks`:
+         *     `new Webhook(secret).verify(rawBody, headers)`. A 2xx answer within WEBHOOK_TIMEOUT_MS (default 10 s) succeeds;
+         *     anything else (another status, a redirect, which is not followed, a timeout, a refused connection) is retried after
+         *     WEBHOOK_RETRY_DELAYS (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery is `failed`.
+         *     Delivery is at least once; order is not promised. The url's host must resolve to public addresses only,
+         *     checked at create, update and every attempt.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook_endpoints/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description A soft-deleted webhook endpoint is 404 unless include_deleted=true.
+         */
+        get: operations["getWebhookEndpoint"];
+        /**
+         * Update a webhook endpoint (PUT; partial)
+         * @description Partial update: absent fields are unchanged, null clears description. Disabling the endpoint ends its pending deliveries as failed.
+         */
+        put: operations["updateWebhookEndpoint"];
+        post?: never;
+        /**
+         * Delete a webhook endpoint (soft)
+         * @description Sets deleted_at; no further deliveries, and the pending ones end as failed.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint (PATCH; partial)
+         * @description Partial update: absent fields are unchanged, null clears description. Disabling the endpoint ends its pending deliveries as failed.
+         */
+        patch: operations["patchWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v1/webhook_endpoints/{uuid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description Newest first. `next_attempt_at` is null once a delivery is done (succeeded or failed).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery now
+         * @description Schedules an attempt now, also for a failed delivery, and answers the delivery.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event delivered to a webhook endpoint
+         * @description POSTed to the url of every enabled endpoint that subscribes to the event type. Verify the signature over the raw body before parsing it, e.g. with npm `standardwebhooks`: `new Webhook(secret).verify(rawBody, headers)`. The same event may arrive more than once (at-least-once delivery): use `webhook-id` to drop duplicates. Answer 2xx within WEBHOOK_TIMEOUT_MS (default 10 s); anything else is retried on WEBHOOK_RETRY_DELAYS.
+         */
+        post: operations["webhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         CreateCustomerBodyInput: {
@@ -1589,6 +1723,58 @@ export interface components {
             invoice?: components["schemas"]["NumberingKindUpdateInput"];
             estimate?: components["schemas"]["NumberingKindUpdateInput"];
         };
+        CreateWebhookEndpointBodyInput: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        UpdateWebhookEndpointBodyInput: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url?: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events?: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
+        };
         Pagination: {
             /** @example 1 */
             page: number;
@@ -2347,6 +2533,78 @@ export interface components {
             /** @example INV-0001 */
             next_number_formatted: string;
             has_override: boolean;
+        };
+        WebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            deleted_at: string | null;
+        };
+        CreatedWebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            deleted_at: string | null;
+            /**
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            event_uuid: string;
+            /** @example invoice.updated */
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** @description Attempts started so far. */
+            attempts: number;
+            last_attempt_at: string | null;
+            /** @description When the next attempt is due; null once the delivery is done. */
+            next_attempt_at: string | null;
+            /** @description The receiver's HTTP status of the last attempt, if it answered. */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed, if it did. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
         };
     };
     responses: never;
@@ -11211,6 +11469,1403 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Include soft-deleted records. */
+                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            webhook_endpoints: components["schemas"]["WebhookEndpoint"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointBodyInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CreatedWebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
+            409: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large (`payload_too_large`). */
+            413: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: {
+                /** @description Return the record even when it is soft-deleted. */
+                include_deleted?: "0" | "1" | "true" | "false";
+            };
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointBodyInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large (`payload_too_large`). */
+            413: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @example Customer deleted successfully */
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointBodyInput"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookEndpoint"];
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+            412: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is too large (`payload_too_large`). */
+            413: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Also list a soft-deleted endpoint's deliveries. */
+                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description pending, succeeded or failed. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deliveries: components["schemas"]["WebhookDelivery"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint id. */
+                uuid: string;
+                /** @description The delivery id. */
+                delivery_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhookEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event uuid; the same on every attempt.
+                 * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds of this attempt; reject old timestamps to stop replays.
+                 * @example 1763906709
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` + base64 of HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the bytes of the endpoint secret after `whsec_`, base64-decoded. Compare in constant time.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, exactly as GET /api/v1/events/{uuid} gives it in `data`. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    uuid: string;
+                    /**
+                     * @example invoice.updated
+                     * @enum {string}
+                     */
+                    type: "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted";
+                    /** @example invoice */
+                    object_type: string;
+                    /** Format: uuid */
+                    object_uuid: string;
+                    /** Format: date-time */
+                    created_at: string;
+                    data: {
+                        /** @description The record as its GET returns it. */
+                        object: {
+                            [key: string]: unknown;
+                        };
+                        /** @description On `.updated` only: the old value of each changed top-level field. */
+                        previous_attributes?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer marks the delivery succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, a timeout or a refused connection fails the attempt. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

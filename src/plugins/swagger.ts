@@ -4,6 +4,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_DESCRIPTION } from '../shared/api-description.js';
 import { finishOpenApiDocument } from './openapi-finish.js';
+import { WEBHOOKS_OPENAPI } from '../modules/webhooks/webhooks.openapi.js';
 
 /** The OpenAPI 3.1 document, generated from the route schemas; served at /openapi.json and /docs. */
 export const swaggerPlugin = fp(
@@ -29,6 +30,10 @@ export const swaggerPlugin = fp(
           { name: 'Invoices', description: 'Invoices and their arithmetic.' },
           { name: 'Payments', description: 'Payments against invoices.' },
           { name: 'Numbering', description: 'Invoice and estimate numbering (needs the `numbering` add-on).' },
+          {
+            name: 'Webhooks',
+            description: 'Webhook endpoints, their delivery log, and the signed requests sent to them (see `webhooks`).',
+          },
           { name: 'Health', description: 'Liveness and readiness probes; no key needed.' },
         ],
         components: {
@@ -39,7 +44,7 @@ export const swaggerPlugin = fp(
         },
       },
       transform: jsonSchemaTransform,
-      transformObject: (input) => finishOpenApiDocument(jsonSchemaTransformObject(input)),
+      transformObject: (input) => ({ ...finishOpenApiDocument(jsonSchemaTransformObject(input)), webhooks: WEBHOOKS_OPENAPI as never }),
     });
     await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

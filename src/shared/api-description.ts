@@ -40,4 +40,10 @@ Photo links are signed per window of the link lifetime, so a photo's ETag is sta
 Every authenticated response carries X-Usage-Count, X-Usage-Limit (when the company has a monthly limit) and
 X-Usage-Resets, 403s and 304s included. Requests refused with 403 ip_restricted or usage_limit_exceeded do not
 count; their X-Usage-Count shows the current count. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
+
+## Webhooks
+\`/api/v1/webhook_endpoints\` subscribes a url to event types. Each event is POSTed as JSON with the Standard Webhooks
+headers \`webhook-id\` (the event uuid), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,\` + base64
+HMAC-SHA256 of \`<id>.<timestamp>.<body>\` keyed with the secret's bytes after \`whsec_\`); see \`webhooks.event\`.
+Delivery is at least once, retried on failure, and logged at \`/webhook_endpoints/{uuid}/deliveries\`.
 `.trim();

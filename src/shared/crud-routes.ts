@@ -45,6 +45,8 @@ export interface CrudRoutesOptions<TRecord, TCreate extends z.ZodType, TUpdate e
   plural: string;
   listItem: z.ZodType;
   record: z.ZodType;
+  /** The create answer when it differs from the record (e.g. a secret shown only once). */
+  createdRecord?: z.ZodType;
   createBody: TCreate;
   updateBody: TUpdate;
   listQuery: TList;
@@ -121,7 +123,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         description: descriptions.create,
         security: SECURITY,
         body: options.createBody,
-        response: { 200: single, ...errorResponses(409, 413) },
+        response: { 200: options.createdRecord ? okSchema(options.createdRecord) : single, ...errorResponses(409, 413) },
       },
     },
     async (request) => ok(await service.create(db(), actorOf(request), request.body as z.infer<TCreate>)),

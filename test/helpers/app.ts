@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import type { Storage } from '../../src/storage/storage.js';
+import type { ResolveHost } from '../../src/modules/webhooks/address-safety.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -63,6 +64,7 @@ export async function createTestDatabase(): Promise<{ database: Database; url: s
 export interface BuildTestAppOptions {
   env?: Record<string, string>;
   storage?: Storage;
+  resolveHost?: ResolveHost;
 }
 
 /** Builds the app on a fresh database; closed automatically after the file's tests. */
@@ -77,7 +79,7 @@ export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<T
     ...(url ? { DATABASE_URL: url } : {}),
     ...options.env,
   });
-  const app = await buildApp({ config, database, storage: options.storage, ownsDatabase: true });
+  const app = await buildApp({ config, database, storage: options.storage, ownsDatabase: true, resolveHost: options.resolveHost });
   await app.ready();
   let closed = false;
   const close = async () => {

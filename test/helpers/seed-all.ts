@@ -61,8 +61,10 @@ export async function seedAll(app: FastifyInstance, key: string) {
     payment_date: '2026-11-20',
   });
   const photo = await uploadPhoto(app, key, job.uuid);
+  // Disabled, so it never sends anything; a public address literal passes the address check without DNS.
+  const webhookEndpoint = await createVia(app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
   return {
-    records: { location, customer, job, template, estimate, invoice, payment, photo },
+    records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint },
     byCollection: {
       '/api/v1/locations': location.uuid,
       '/api/v1/customers': customer.uuid,
@@ -72,6 +74,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
       '/api/v1/invoices': invoice.uuid,
       '/api/v1/payments': payment.uuid,
       '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
+      '/api/v1/webhook_endpoints': webhookEndpoint.uuid,
     } as Record<string, string>,
     jobUuid: job.uuid as string,
     customerUuid: customer.uuid as string,

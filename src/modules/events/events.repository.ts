@@ -17,7 +17,7 @@ export interface NewEvent {
  */
 export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeliveryUuid: () => string): Promise<void> {
   // Delivery ids are made here so they are UUIDv7 like every other id; one per live endpoint at most 20.
-  const deliveryIds = Array.from({ length: 20 }, newDeliveryUuid);
+  const deliveryIds = Array.from({ length: 20 }, () => newDeliveryUuid());
   await db.execute(sql`
     with inserted as (
       insert into events (company_id, uuid, type, object_type, object_uuid, data)

@@ -1,0 +1,96 @@
+/**
+ * D1: webhook delivery throughput. A local receiver answers 204 at once; N events with one delivery each
+ * to an endpoint of the large company are written not yet due, then made due all at once, and the time
+ * until the receiver has every one of them and the database shows them all succeeded gives deliveries/s.
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import pg from 'pg';
+
+export interface DeliveryBenchResult {
+  deliveries: number;
+  seconds: number;
+  perSecond: number;
+  /** Deliveries not succeeded at the end, plus requests that failed verification of the id header. */
+  errors: number;
+}
+
+export async function measureDeliveries(options: {
+  serverUrl: string;
+  databaseUrl: string;
+  apiKey: string;
+  companyId: string;
+  count: number;
+  log: (line: string) => void;
+}): Promise<DeliveryBenchResult> {
+  const { count, log } = options;
+  let received = 0;
+  let missingId = 0;
+  let allArrived: (() => void) | undefined;
+  const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+  const receiver = createServer((request, response) => {
+    if (!request.headers['webhook-id'] || !request.headers['webhook-signature']) missingId++;
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(204).end();
+      received++;
+      if (received >= count) allArrived?.();
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const port = (receiver.address() as { port: number }).port;
+  const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' };
+  const created = await fetch(`${options.serverUrl}/api/v1/webhook_endpoints`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: `http://127.0.0.1:${port}/hooks`, events: ['customer.updated'], description: 'bench D1' }),
+  });
+  const endpoint = ((await created.json()) as { data?: { uuid: string } }).data;
+  if (!created.ok || !endpoint) throw new Error(`D1: creating the endpoint answered ${created.status}`);
+
+  const client = new pg.Client({ connectionString: options.databaseUrl });
+  await client.connect();
+  try {
+    // The events and their deliveries, due only in a day: the worker leaves them alone while they are written.
+    await client.query(
+      `with made as (
+         insert into events (company_id, uuid, type, object_type, object_uuid, data)
+         select $1, gen_random_uuid(), 'customer.updated', 'customer', object_uuid,
+                jsonb_build_object('object', jsonb_build_object('uuid', object_uuid, 'first_name', 'Bench', 'last_name', 'Receiver'),
+                                   'previous_attributes', jsonb_build_object('first_name', 'Old'))
+         from (select gen_random_uuid() as object_uuid from generate_series(1, $3::int)) objects
+         returning company_id, uuid, type
+       )
+       insert into webhook_deliveries (company_id, uuid, endpoint_uuid, event_uuid, event_type, next_attempt_at)
+       select company_id, gen_random_uuid(), $2, uuid, type, now() + interval '1 day' from made`,
+      [options.companyId, endpoint.uuid, count],
+    );
+    log(`D1: ${count} deliveries written; making them due`);
+    const started = performance.now();
+    await client.query(`update webhook_deliveries set next_attempt_at = now() where company_id = $1 and endpoint_uuid = $2`, [
+      options.companyId,
+      endpoint.uuid,
+    ]);
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, Math.max(60_000, count * 20)));
+    await Promise.race([arrived, timeout]);
+    // Done when every delivery is recorded as succeeded, not only received.
+    let succeeded = 0;
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const result = await client.query<{ done: string }>(
+        `select count(*) as done from webhook_deliveries where company_id = $1 and endpoint_uuid = $2 and status = 'succeeded'`,
+        [options.companyId, endpoint.uuid],
+      );
+      succeeded = Number(result.rows[0].done);
+      if (succeeded >= count) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { deliveries: count, seconds, perSecond: succeeded / seconds, errors: count - succeeded + missingId };
+  } finally {
+    await fetch(`${options.serverUrl}/api/v1/webhook_endpoints/${endpoint.uuid}`, { method: 'DELETE', headers: { authorization: headers.authorization } });
+    await client.end();
+    receiver.closeAllConnections();
+    receiver.close();
+  }
+}

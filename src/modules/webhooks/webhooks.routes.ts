@@ -1,0 +1,103 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { SECURITY, registerCrudRoutes, UuidParams } from '../../shared/crud-routes.js';
+import { errorResponses, listSchema, ok, okSchema } from '../../shared/envelope.js';
+import { systemResolveHost } from './address-safety.js';
+import { createWebhookEndpointsService, listDeliveries, retryDelivery } from './webhooks.service.js';
+import {
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpointBody,
+  DeliveryParams,
+  DeliveryRecord,
+  ListDeliveriesQuery,
+  ListWebhookEndpointsQuery,
+  UpdateWebhookEndpointBody,
+  WebhookEndpointRecord,
+} from './webhooks.schemas.js';
+
+const TAG = 'Webhooks';
+
+export const WEBHOOK_DELIVERY_DESCRIPTION = `
+Every event of a subscribed type is POSTed to the endpoint's url as JSON: the event exactly as
+GET /api/v1/events/{uuid} gives it in \`data\` ({uuid, type, object_type, object_uuid, created_at,
+data: {object, previous_attributes?}}). The request carries the Standard Webhooks headers:
+
+- \`webhook-id\`: the event uuid, the same on every attempt (use it to drop duplicates);
+- \`webhook-timestamp\`: Unix seconds of the attempt;
+- \`webhook-signature\`: \`v1,\` + base64 of HMAC-SHA256 over \`<webhook-id>.<webhook-timestamp>.<body>\`, keyed with the
+  bytes of the secret after \`whsec_\`, base64-decoded;
+- \`content-type: application/json\`.
+
+Verify with any Standard Webhooks library, e.g. npm \`standardwebhooks\`:
+\`new Webhook(secret).verify(rawBody, headers)\`. A 2xx answer within WEBHOOK_TIMEOUT_MS (default 10 s) succeeds;
+anything else (another status, a redirect, which is not followed, a timeout, a refused connection) is retried after
+WEBHOOK_RETRY_DELAYS (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery is \`failed\`.
+Delivery is at least once; order is not promised. The url's host must resolve to public addresses only,
+checked at create, update and every attempt.
+`.trim();
+
+export const webhookRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const { config } = app.deps;
+  const policy = {
+    allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    resolveHost: app.deps.resolveHost ?? systemResolveHost,
+  };
+  const db = () => app.deps.database.db;
+
+  registerCrudRoutes(app, {
+    path: '/webhook_endpoints',
+    tag: TAG,
+    noun: 'Webhook endpoint',
+    plural: 'webhook_endpoints',
+    listItem: WebhookEndpointRecord,
+    record: WebhookEndpointRecord,
+    createdRecord: CreatedWebhookEndpoint,
+    createBody: CreateWebhookEndpointBody,
+    updateBody: UpdateWebhookEndpointBody,
+    listQuery: ListWebhookEndpointsQuery,
+    service: createWebhookEndpointsService(policy),
+    descriptions: {
+      create: `At most 20 live endpoints per company. The answer carries \`secret\`, shown only this once.\n\n${WEBHOOK_DELIVERY_DESCRIPTION}`,
+      update: 'Partial update: absent fields are unchanged, null clears description. Disabling the endpoint ends its pending deliveries as failed.',
+      remove: 'Sets deleted_at; no further deliveries, and the pending ones end as failed.',
+    },
+  });
+
+  app.get(
+    '/webhook_endpoints/:uuid/deliveries',
+    {
+      schema: {
+        tags: [TAG],
+        operationId: 'listWebhookDeliveries',
+        summary: "List an endpoint's deliveries",
+        description: 'Newest first. `next_attempt_at` is null once a delivery is done (succeeded or failed).',
+        security: SECURITY,
+        params: UuidParams,
+        querystring: ListDeliveriesQuery,
+        response: { 200: listSchema('deliveries', DeliveryRecord), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const page = await listDeliveries(db(), request.principal.companyId, request.params.uuid, request.query);
+      return ok({ deliveries: page.items, pagination: page.pagination });
+    },
+  );
+
+  app.post(
+    '/webhook_endpoints/:uuid/deliveries/:delivery_uuid/retry',
+    {
+      schema: {
+        tags: [TAG],
+        operationId: 'retryWebhookDelivery',
+        summary: 'Retry a delivery now',
+        description: 'Schedules an attempt now, also for a failed delivery, and answers the delivery.',
+        security: SECURITY,
+        params: DeliveryParams,
+        response: { 200: okSchema(DeliveryRecord), ...errorResponses(404) },
+      },
+    },
+    async (request) =>
+      ok(await retryDelivery(db(), request.principal.companyId, request.params.uuid, request.params.delivery_uuid)),
+  );
+};

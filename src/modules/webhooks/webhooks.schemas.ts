@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { timestampOutput, nullableString, uuidString } from '../../shared/formats.js';
+import { listQueryShape } from '../../shared/list-query.js';
+import { EVENT_TYPES } from '../events/event.mapper.js';
+
+export const MAX_URL_LENGTH = 2048;
+/** Live endpoints a company may have (DECISIONS §9.2). */
+export const MAX_LIVE_ENDPOINTS = 20;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+const webhookUrl = z
+  .string()
+  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+  .refine((value) => {
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  }, 'must be an absolute http or https URL')
+  .describe('Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.')
+  .meta({ example: 'https://hooks.example.com/crm' });
+
+const eventTypes = z
+  .array(z.enum(['*', ...EVENT_TYPES] as [string, ...string[]], { error: `must be an event type (${EVENT_TYPES.join(', ')}) or "*"` }))
+  .min(1, 'must list at least one event type')
+  .max(100, 'must list at most 100 event types')
+  .transform((types) => [...new Set(types)])
+  .describe('The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.')
+  .meta({ example: ['invoice.created', 'invoice.updated', 'payment.created'] });
+
+const fields = {
+  url: webhookUrl,
+  description: z.string().max(1000, 'must be at most 1000 characters').nullable().optional().describe('Free text.').meta({ example: 'Accounting sync' }),
+  events: eventTypes,
+  enabled: z.boolean().optional().describe('Default true. A disabled endpoint gets no deliveries; its pending ones fail.').meta({ example: true }),
+};
+
+export const CreateWebhookEndpointBody = z.strictObject(fields).meta({ id: 'CreateWebhookEndpointBody' });
+export type CreateWebhookEndpointBody = z.infer<typeof CreateWebhookEndpointBody>;
+
+export const UpdateWebhookEndpointBody = z.strictObject(fields).partial().meta({ id: 'UpdateWebhookEndpointBody' });
+export type UpdateWebhookEndpointBody = z.infer<typeof UpdateWebhookEndpointBody>;
+
+export const ListWebhookEndpointsQuery = z.strictObject(listQueryShape);
+export type ListWebhookEndpointsQuery = z.infer<typeof ListWebhookEndpointsQuery>;
+
+const endpointShape = {
+  uuid: z.string().meta({ format: 'uuid' }),
+  url: z.string(),
+  description: nullableString,
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  created_at: timestampOutput,
+  updated_at: timestampOutput,
+  deleted_at: timestampOutput.nullable(),
+};
+
+export const WebhookEndpointRecord = z.object(endpointShape).meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpointRecord = z.infer<typeof WebhookEndpointRecord>;
+
+/** The create answer: the record plus its signing secret, shown this once. */
+export const CreatedWebhookEndpoint = z
+  .object({
+    ...endpointShape,
+    secret: z
+      .string()
+      .describe('The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.')
+      .meta({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+  })
+  .meta({ id: 'CreatedWebhookEndpoint' });
+
+export const DeliveryRecord = z
+  .object({
+    uuid: z.string().meta({ format: 'uuid' }),
+    event_uuid: z.string().meta({ format: 'uuid' }),
+    event_type: z.string().meta({ example: 'invoice.updated' }),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.number().int().describe('Attempts started so far.'),
+    last_attempt_at: timestampOutput.nullable(),
+    next_attempt_at: timestampOutput.nullable().describe('When the next attempt is due; null once the delivery is done.'),
+    last_response_status: z.number().int().nullable().describe("The receiver's HTTP status of the last attempt, if it answered."),
+    last_error: nullableString.describe('Why the last attempt failed, if it did.'),
+    created_at: timestampOutput,
+    updated_at: timestampOutput,
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
+
+export const ListDeliveriesQuery = z.strictObject({
+  ...listQueryShape,
+  include_deleted: listQueryShape.include_deleted.describe("Also list a soft-deleted endpoint's deliveries."),
+  status: z.enum(DELIVERY_STATUSES, { error: 'must be pending, succeeded or failed' }).optional().describe('pending, succeeded or failed.'),
+});
+export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
+
+export const DeliveryParams = z.strictObject({
+  uuid: uuidString.describe('The webhook endpoint id.'),
+  delivery_uuid: uuidString.describe('The delivery id.'),
+});

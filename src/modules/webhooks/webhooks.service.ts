@@ -1,0 +1,132 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
+import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import { assertIfMatch } from '../../shared/etag.js';
+import type { Page } from '../../shared/list-query.js';
+import { rowToRecord, type RecordShape } from '../../shared/records.js';
+import { softDelete } from '../../shared/tenant-table.js';
+import { webhookEndpoints } from '../../db/schema/index.js';
+import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
+import { wakeDeliveryWorkers } from './delivery-worker.js';
+import { newWebhookSecret } from './signature.js';
+import * as repository from './webhooks.repository.js';
+import {
+  MAX_LIVE_ENDPOINTS,
+  type CreateWebhookEndpointBody,
+  type DeliveryRecord,
+  type ListDeliveriesQuery,
+  type ListWebhookEndpointsQuery,
+  type UpdateWebhookEndpointBody,
+  type WebhookEndpointRecord,
+} from './webhooks.schemas.js';
+
+const ENDPOINT_SHAPE: RecordShape = { omit: ['secret'] };
+const DELIVERY_SHAPE: RecordShape = { omit: ['endpointUuid', 'leaseExpiresAt'] };
+
+export function toEndpointRecord(row: repository.EndpointRow): WebhookEndpointRecord {
+  return rowToRecord(row, ENDPOINT_SHAPE) as WebhookEndpointRecord;
+}
+
+export function toDeliveryRecord(row: repository.DeliveryRow): DeliveryRecord {
+  return rowToRecord(row, DELIVERY_SHAPE) as DeliveryRecord;
+}
+
+/** The endpoint service for one address policy (WEBHOOK_ALLOW_PRIVATE_NETWORKS and the resolver). */
+export function createWebhookEndpointsService(policy: AddressPolicy) {
+  /** A url must resolve, and only to addresses deliveries may go to (checked again at every attempt). */
+  async function assertSafeUrl(url: string): Promise<void> {
+    try {
+      await resolveSafeAddress(new URL(url), policy);
+    } catch (error) {
+      if (error instanceof UnsafeAddressError) throw invalidField('url', error.message);
+      throw error;
+    }
+  }
+
+  const endpoints: CrudService<WebhookEndpointRecord, CreateWebhookEndpointBody, UpdateWebhookEndpointBody, ListWebhookEndpointsQuery> = {
+    async list(db: Db, companyId: string, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointRecord>> {
+      const page = await repository.listEndpoints(db, companyId, query);
+      return { items: page.items.map(toEndpointRecord), pagination: page.pagination };
+    },
+
+    async get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+      const row = await repository.findEndpoint(db, companyId, uuid, { includeDeleted });
+      if (!row) throw notFound('Webhook endpoint');
+      return toEndpointRecord(row);
+    },
+
+    /** Answers the record with its secret: the only time the secret is shown. */
+    async create(db: Db, actor: Actor, body: CreateWebhookEndpointBody) {
+      await assertSafeUrl(body.url);
+      const secret = newWebhookSecret();
+      const row = await db.transaction(async (tx) => {
+        await repository.lockCompanyEndpoints(tx, actor.companyId);
+        if ((await repository.countLiveEndpoints(tx, actor.companyId)) >= MAX_LIVE_ENDPOINTS) {
+          throw new AppError(
+            'validation_error',
+            `A company may have at most ${MAX_LIVE_ENDPOINTS} webhook endpoints; delete one before adding another.`,
+          );
+        }
+        return repository.insertEndpoint(tx, {
+          companyId: actor.companyId,
+          uuid: uuidv7(),
+          url: body.url,
+          description: body.description ?? null,
+          events: body.events,
+          enabled: body.enabled ?? true,
+          secret,
+        });
+      });
+      return { ...toEndpointRecord(row), secret };
+    },
+
+    async update(db: Db, actor: Actor, uuid: string, body: UpdateWebhookEndpointBody) {
+      if (body.url !== undefined) await assertSafeUrl(body.url);
+      const row = await db.transaction(async (tx) => {
+        const current = await repository.findEndpoint(tx, actor.companyId, uuid, { lock: true });
+        if (!current) throw notFound('Webhook endpoint');
+        assertIfMatch(actor.ifMatch, toEndpointRecord(current));
+        const values: Partial<repository.EndpointInsert> = {};
+        if (body.url !== undefined) values.url = body.url;
+        if (body.description !== undefined) values.description = body.description;
+        if (body.events !== undefined) values.events = body.events;
+        if (body.enabled !== undefined) values.enabled = body.enabled;
+        const updated = await repository.updateEndpoint(tx, actor.companyId, uuid, values);
+        if (!updated) throw notFound('Webhook endpoint');
+        if (!updated.enabled) await repository.failPendingDeliveries(tx, actor.companyId, uuid, 'The endpoint was disabled.');
+        return updated;
+      });
+      return toEndpointRecord(row);
+    },
+
+    async remove(db: Db, actor: Actor, uuid: string) {
+      await db.transaction(async (tx) => {
+        const current = await repository.findEndpoint(tx, actor.companyId, uuid, { lock: true });
+        if (!current) throw notFound('Webhook endpoint');
+        assertIfMatch(actor.ifMatch, toEndpointRecord(current));
+        await softDelete(tx, webhookEndpoints, actor.companyId, uuid);
+        await repository.failPendingDeliveries(tx, actor.companyId, uuid, 'The endpoint was deleted.');
+      });
+    },
+  };
+  return endpoints;
+}
+
+/** The delivery log of one endpoint; another company's endpoint is 404. */
+export async function listDeliveries(db: Db, companyId: string, endpointUuid: string, query: ListDeliveriesQuery) {
+  if (!(await repository.findEndpoint(db, companyId, endpointUuid, { includeDeleted: query.include_deleted }))) {
+    throw notFound('Webhook endpoint');
+  }
+  const page = await repository.listDeliveries(db, companyId, endpointUuid, query);
+  return { items: page.items.map(toDeliveryRecord), pagination: page.pagination };
+}
+
+/** Makes the delivery due now, also a failed one, and wakes this process's worker. */
+export async function retryDelivery(db: Db, companyId: string, endpointUuid: string, deliveryUuid: string) {
+  if (!(await repository.findEndpoint(db, companyId, endpointUuid))) throw notFound('Webhook endpoint');
+  const row = await repository.scheduleRetryNow(db, companyId, endpointUuid, deliveryUuid);
+  if (!row) throw notFound('Delivery');
+  wakeDeliveryWorkers();
+  return toDeliveryRecord(row);
+}
