@@ -67,7 +67,7 @@ const ConfigSchema = z.object({
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).max(1000).default(500),
   USAGE_IDLE_EVICT_MS: z.coerce.number().int().min(1000).default(60_000),
   UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
-  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
+  UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1000),
   IDEMPOTENCY_PURGE_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
   /** Allows webhook urls on loopback, private and shared addresses (development); link-local stays refused. */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),
