@@ -378,7 +378,7 @@ export interface paths {
         get: operations["listEstimates"];
         put?: never;
         /**
-         * Create a estimate
+         * Create an estimate
          * @description customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise). estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
          */
         post: operations["createEstimate"];
@@ -396,25 +396,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a estimate
+         * Get an estimate
          * @description With customer, job {uuid, title, status} or null, template {uuid, name, pricing_type} and location {uuid, name} or null. A soft-deleted estimate is 404 unless include_deleted=true.
          */
         get: operations["getEstimate"];
         /**
-         * Update a estimate (PUT; partial)
+         * Update an estimate (PUT; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         put: operations["updateEstimate"];
         post?: never;
         /**
-         * Delete a estimate (soft)
+         * Delete an estimate (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
          */
         delete: operations["deleteEstimate"];
         options?: never;
         head?: never;
         /**
-         * Update a estimate (PATCH; partial)
+         * Update an estimate (PATCH; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         patch: operations["patchEstimate"];
@@ -454,7 +454,7 @@ export interface paths {
         get: operations["listInvoices"];
         put?: never;
         /**
-         * Create a invoice
+         * Create an invoice
          * @description Creates an invoice for a job of the company and moves the job to Invoiced. The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).
          */
         post: operations["createInvoice"];
@@ -472,25 +472,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a invoice
+         * Get an invoice
          * @description A soft-deleted invoice is 404 unless include_deleted=true.
          */
         get: operations["getInvoice"];
         /**
-         * Update a invoice (PUT; partial)
+         * Update an invoice (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
          */
         put: operations["updateInvoice"];
         post?: never;
         /**
-         * Delete a invoice (soft)
+         * Delete an invoice (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
          */
         delete: operations["deleteInvoice"];
         options?: never;
         head?: never;
         /**
-         * Update a invoice (PATCH; partial)
+         * Update an invoice (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
          */
         patch: operations["patchInvoice"];
@@ -1613,6 +1613,7 @@ export interface components {
             };
         };
         Company: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             email: string;
@@ -1627,6 +1628,7 @@ export interface components {
             country: string | null;
         };
         Customer: {
+            /** Format: uuid */
             uuid: string;
             first_name: string;
             last_name: string;
@@ -1646,6 +1648,7 @@ export interface components {
             billing_city: string | null;
             billing_state: string | null;
             billing_zip: string | null;
+            /** Format: uuid */
             primary_service_location_uuid: string | null;
             notes: string | null;
             internal_flags: {
@@ -1665,6 +1668,7 @@ export interface components {
             deleted_at: string | null;
         };
         Location: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             location_code: string | null;
@@ -1684,6 +1688,7 @@ export interface components {
             service_types_offered: {
                 [key: string]: unknown;
             } | null;
+            /** Format: uuid */
             default_pricing_set_uuid: string | null;
             is_primary: boolean;
             is_active: boolean;
@@ -1700,12 +1705,14 @@ export interface components {
             deleted_at: string | null;
         };
         User: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
             email: string | null;
         };
         JobCustomer: {
+            /** Format: uuid */
             uuid: string;
             first_name: string;
             last_name: string;
@@ -1714,19 +1721,25 @@ export interface components {
             phone: string | null;
         };
         JobLocation: {
+            /** Format: uuid */
             uuid: string;
             name: string;
         };
         JobAssignedUser: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
         };
         JobListItem: {
+            /** Format: uuid */
             uuid: string;
             job_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             assigned_to_user_id: string | null;
             title: string;
             description: string | null;
@@ -1766,10 +1779,14 @@ export interface components {
             customer: components["schemas"]["JobCustomer"];
         };
         Job: {
+            /** Format: uuid */
             uuid: string;
             job_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             assigned_to_user_id: string | null;
             title: string;
             description: string | null;
@@ -1811,14 +1828,20 @@ export interface components {
             assigned_user: components["schemas"]["JobAssignedUser"] | null;
         };
         PhotoUser: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
         };
         JobPhoto: {
+            /** Format: uuid */
             uuid: string;
+            /** Format: uuid */
             job_uuid: string;
-            /** @description The uploader: the user of the API key. */
+            /**
+             * Format: uuid
+             * @description The uploader: the user of the API key.
+             */
             user_id: string;
             /** @description Absolute, expiring URL of the file; works without the API key. */
             photo_url: string;
@@ -1849,6 +1872,7 @@ export interface components {
             user: components["schemas"]["PhotoUser"] | null;
         };
         UploadedPhoto: {
+            /** Format: uuid */
             uuid: string;
             photo_url: string;
             /** @enum {string} */
@@ -1861,6 +1885,7 @@ export interface components {
             created_at: string;
         };
         Template: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             description: string | null;
@@ -1894,13 +1919,19 @@ export interface components {
             deleted_at: string | null;
         };
         EstimateListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example EST-0001 */
             estimate_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             template_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /** @enum {string} */
             status: "Pending" | "Accepted" | "Declined" | "Expired";
@@ -1942,19 +1973,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
         };
         Estimate: {
+            /** Format: uuid */
             uuid: string;
             /** @example EST-0001 */
             estimate_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             template_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /** @enum {string} */
             status: "Pending" | "Accepted" | "Declined" | "Expired";
@@ -1996,22 +2034,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
             job: {
+                /** Format: uuid */
                 uuid: string;
                 title: string;
                 status: string;
             } | null;
             template: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
                 /** @enum {string} */
                 pricing_type: "flat" | "tiered";
             };
             location: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
             } | null;
@@ -2075,12 +2117,17 @@ export interface components {
             tax_amount: number;
         };
         InvoiceListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example INV-0042 */
             invoice_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             estimate_uuid: string | null;
+            /** Format: uuid */
             location_uuid: string | null;
             /** @enum {string} */
             invoice_type: "Full" | "Partial" | "Progress";
@@ -2129,18 +2176,24 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
         };
         Invoice: {
+            /** Format: uuid */
             uuid: string;
             /** @example INV-0042 */
             invoice_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             estimate_uuid: string | null;
+            /** Format: uuid */
             location_uuid: string | null;
             /** @enum {string} */
             invoice_type: "Full" | "Partial" | "Progress";
@@ -2189,22 +2242,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
                 email: string | null;
             };
             job: {
+                /** Format: uuid */
                 uuid: string;
                 title: string;
                 status: string;
             } | null;
             estimate: {
+                /** Format: uuid */
                 uuid: string;
                 estimate_number: string | null;
                 status: string;
             } | null;
             location: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
             } | null;
@@ -2230,10 +2287,13 @@ export interface components {
             };
         };
         PaymentListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example PAY-0001 */
             payment_number: string | null;
+            /** Format: uuid */
             invoice_uuid: string;
+            /** Format: uuid */
             customer_uuid: string;
             /** @enum {string} */
             payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
@@ -2259,6 +2319,7 @@ export interface components {
             /** @enum {string} */
             status: "Pending" | "Completed" | "Failed" | "Refunded";
             processed_at: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /**
              * Format: date-time
@@ -2272,15 +2333,19 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             invoice: {
+                /** Format: uuid */
                 uuid: string;
                 invoice_number: string | null;
             };
         };
         Payment: {
+            /** Format: uuid */
             uuid: string;
             /** @example PAY-0001 */
             payment_number: string | null;
+            /** Format: uuid */
             invoice_uuid: string;
+            /** Format: uuid */
             customer_uuid: string;
             /** @enum {string} */
             payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
@@ -2306,6 +2371,7 @@ export interface components {
             /** @enum {string} */
             status: "Pending" | "Completed" | "Failed" | "Refunded";
             processed_at: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /**
              * Format: date-time
@@ -2319,6 +2385,7 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             invoice: {
+                /** Format: uuid */
                 uuid: string;
                 invoice_number: string | null;
                 /** @example 100 */
@@ -2329,6 +2396,7 @@ export interface components {
                 status: "Draft" | "Pending" | "Paid" | "Overdue";
             };
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
@@ -2349,10 +2417,167 @@ export interface components {
             has_override: boolean;
         };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The API key is missing, malformed, unknown or revoked (`unauthorized`). Not counted as usage. */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key may not do this: `ip_restricted` (the client address is not among the key's allowed IPs), `addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the monthly request limit is used up). */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A request with the same Idempotency-Key is still in progress (`conflict`); retry later. */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the server accepts (`payload_too_large`). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An unexpected server error (`internal_error`); the body says nothing about the inside. Quote x-request-id when reporting it. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id: the client's `x-request-id` when it sent a sane one, else one made by the server. */
+        XRequestId: string;
+        /** @description Requests of the company this calendar month (UTC), this one included. */
+        XUsageCount: number;
+        /** @description The company's monthly request limit; absent when unlimited. */
+        XUsageLimit: number;
+        /** @description When the monthly count resets: the start of the next month, UTC. */
+        XUsageResets: string;
+        /** @description Requests this key may make per minute (absent when rate limiting is off). */
+        XRateLimitLimit: number;
+        /** @description Requests this key may still make in the current minute. */
+        XRateLimitRemaining: number;
+        /** @description Seconds until the current rate-limit window ends. */
+        XRateLimitReset: number;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -2366,7 +2591,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: liveness: the process is up. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2393,7 +2618,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: readiness: the database answers and the server is not shutting down. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2409,7 +2634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unreachable (`service_unavailable`). */
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2429,17 +2654,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,117 +2674,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listUsers: {
@@ -2579,17 +2699,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,100 +2722,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listLocations: {
@@ -2715,17 +2746,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2739,100 +2769,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createLocation: {
@@ -2840,7 +2782,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -2851,17 +2793,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2872,134 +2813,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLocation: {
@@ -3017,17 +2838,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3038,117 +2858,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateLocation: {
@@ -3167,17 +2883,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3188,134 +2903,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteLocation: {
@@ -3330,17 +2925,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3354,117 +2948,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchLocation: {
@@ -3483,17 +2973,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3504,134 +2993,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCustomers: {
@@ -3654,17 +3023,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3678,100 +3046,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCustomer: {
@@ -3779,7 +3059,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3790,17 +3070,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3811,134 +3090,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCustomer: {
@@ -3956,17 +3115,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3977,117 +3135,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateCustomer: {
@@ -4106,17 +3160,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4127,134 +3180,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteCustomer: {
@@ -4269,17 +3202,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4293,117 +3225,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchCustomer: {
@@ -4422,17 +3250,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4443,134 +3270,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listJobs: {
@@ -4582,8 +3289,8 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description One status or several, comma-separated (OR). */
-                status?: string;
+                /** @description One status or several, comma-separated (OR): `status=Scheduled,In Progress`. */
+                status?: ("New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved")[];
                 /** @description Jobs at this location. */
                 location_uuid?: string;
                 /** @description Jobs of this customer. */
@@ -4601,17 +3308,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4625,100 +3331,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createJob: {
@@ -4726,7 +3344,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4737,17 +3355,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4758,134 +3375,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJob: {
@@ -4903,17 +3400,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4924,117 +3420,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateJob: {
@@ -5053,17 +3445,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5074,134 +3465,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteJob: {
@@ -5216,17 +3487,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5240,117 +3510,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchJob: {
@@ -5369,17 +3535,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5390,134 +3555,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listJobPhotos: {
@@ -5541,17 +3586,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5565,117 +3609,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadJobPhotos: {
@@ -5683,7 +3623,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The job id. */
@@ -5695,7 +3635,7 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /** @description One or more image files (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
-                    photos: string[];
+                    photos: unknown[];
                     /**
                      * @description before, during or after; applies to every file of the request.
                      * @default during
@@ -5712,17 +3652,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: upload photos to a job. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5735,151 +3674,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJobPhoto: {
@@ -5899,17 +3702,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5920,117 +3722,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteJobPhoto: {
@@ -6047,17 +3745,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6071,117 +3768,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTemplates: {
@@ -6204,17 +3797,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6228,100 +3820,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTemplate: {
@@ -6329,7 +3833,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -6340,17 +3844,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6361,134 +3864,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTemplate: {
@@ -6506,17 +3889,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6527,117 +3909,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateTemplate: {
@@ -6656,17 +3934,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6677,134 +3954,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteTemplate: {
@@ -6819,17 +3976,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6843,117 +3999,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchTemplate: {
@@ -6972,17 +4024,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6993,134 +4044,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewEstimate: {
@@ -7128,7 +4059,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -7139,17 +4070,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The amounts a create with the same input would store; nothing is stored. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7160,134 +4090,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEstimates: {
@@ -7314,17 +4124,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7338,100 +4147,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createEstimate: {
@@ -7439,7 +4160,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -7450,17 +4171,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7471,134 +4191,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEstimate: {
@@ -7616,17 +4216,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7637,117 +4236,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateEstimate: {
@@ -7766,17 +4261,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7787,134 +4281,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteEstimate: {
@@ -7929,17 +4303,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7953,117 +4326,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchEstimate: {
@@ -8082,17 +4351,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8103,134 +4371,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewInvoice: {
@@ -8238,7 +4386,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -8250,17 +4398,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The amounts a create with the same input would store; nothing is stored. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8271,134 +4418,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listInvoices: {
@@ -8425,17 +4452,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,100 +4475,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createInvoice: {
@@ -8550,7 +4488,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -8561,17 +4499,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8582,134 +4519,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getInvoice: {
@@ -8727,17 +4544,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8748,117 +4564,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateInvoice: {
@@ -8877,17 +4589,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8898,134 +4609,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteInvoice: {
@@ -9040,17 +4631,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9064,117 +4654,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchInvoice: {
@@ -9193,17 +4679,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9214,134 +4699,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPayments: {
@@ -9368,17 +4733,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9392,100 +4756,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPayment: {
@@ -9493,7 +4769,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -9504,17 +4780,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9525,134 +4800,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPayment: {
@@ -9670,17 +4825,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9691,117 +4845,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updatePayment: {
@@ -9820,17 +4870,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9841,134 +4890,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deletePayment: {
@@ -9983,17 +4912,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10007,117 +4935,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchPayment: {
@@ -10136,17 +4960,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10157,134 +4980,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getNumbering: {
@@ -10296,17 +4999,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10320,100 +5022,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateNumbering: {
@@ -10429,17 +5043,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10453,117 +5066,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

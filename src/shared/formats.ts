@@ -80,30 +80,77 @@ export const timezoneName = z
   }, 'must be a valid IANA time zone')
   .meta({ example: 'America/Chicago' });
 
-function decimalNumber(places: number, label: string) {
-  return z.number().refine((value) => {
-    try {
-      return decimalPlaces(value) <= places;
-    } catch {
-      return false;
-    }
-  }, `${label} must have at most ${places} decimal places`);
+/*
+ * Numeric rules are zod checks that the OpenAPI document shows as schema keywords (minimum, exclusiveMinimum,
+ * maximum, multipleOf): the validation and the documentation are one source. zod's multipleOf compares the
+ * quotient with a tolerance, so a decimal such as 19.99 is a multiple of 0.01 and 1.005 is not.
+ */
+const MAX_MONEY = MAX_CENTS / 100;
+
+/**
+ * The tolerance lets through binary noise such as 0.30000000000000004 or 5e-324; the exact decimal text
+ * decides those, only when every other check passed, so a value gets one message per broken rule.
+ */
+function exactDecimals<T extends z.ZodNumber>(schema: T, places: number, message: string) {
+  return schema.refine(
+    (value) => {
+      try {
+        return decimalPlaces(value) <= places;
+      } catch {
+        return false;
+      }
+    },
+    { message, when: (payload) => payload.issues.length === 0 },
+  );
 }
 
 /** Money input: never negative, at most 2 decimals, within numeric(12,2). */
-export const moneyInput = decimalNumber(2, 'an amount')
-  .pipe(z.number().min(0, 'must not be negative').max(MAX_CENTS / 100, 'is too large'))
+export const moneyInput = exactDecimals(
+  z
+    .number()
+    .min(0, 'must not be negative')
+    .max(MAX_MONEY, 'is too large')
+    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+  2,
+  'an amount must have at most 2 decimal places',
+)
   .meta({ example: 149.99 });
 
 /** Quantity: greater than 0, at most 3 decimals. */
-export const quantityInput = decimalNumber(3, 'a quantity')
-  .pipe(z.number().gt(0, 'must be greater than 0').max(999_999_999, 'is too large'))
+export const quantityInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(999_999_999, 'is too large')
+    .multipleOf(0.001, 'a quantity must have at most 3 decimal places'),
+  3,
+  'a quantity must have at most 3 decimal places',
+)
   .meta({ example: 1 });
 
 /** Percent rate: 0..100 with at most 4 decimals. */
-export const percentInput = decimalNumber(4, 'a percentage')
-  .pipe(z.number().min(0, 'must not be negative').max(100, 'must be at most 100'))
+export const percentInput = exactDecimals(
+  z
+    .number()
+    .min(0, 'must not be negative')
+    .max(100, 'must be at most 100')
+    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+  4,
+  'a percentage must have at most 4 decimal places',
+)
   .meta({ example: 8.25 });
+
+/** A share in percent: greater than 0, at most 100, at most 4 decimals. */
+export const positivePercentInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(100, 'must be at most 100')
+    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+  4,
+  'a percentage must have at most 4 decimal places',
+)
+  .meta({ example: 33.3333 });
 
 export const jsonObject = z
   .record(z.string(), z.unknown())

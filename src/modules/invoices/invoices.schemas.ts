@@ -6,6 +6,7 @@ import {
   moneyInput,
   nullableString,
   percentInput,
+  positivePercentInput,
   quantityInput,
   shortText,
   timestampOutput,
@@ -25,8 +26,7 @@ export const LineItemInput = z
   .describe('line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents.')
   .meta({ id: 'InvoiceLineItemBody' });
 
-const progressPercentage = percentInput
-  .refine((value) => value > 0, 'must be greater than 0')
+const progressPercentage = positivePercentInput
   .describe('Progress invoices only, required there: the share billed, greater than 0 and at most 100 (4 decimals).')
   .meta({ example: 33.3333 });
 
