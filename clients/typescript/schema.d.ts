@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
+        /**
+         * Liveness: the process is up
+         * @description Liveness: the process is up.
+         */
         get: operations["liveness"];
         put?: never;
         post?: never;
@@ -28,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers and the server is not shutting down */
+        /**
+         * Readiness: the database answers and the server is not shutting down
+         * @description Readiness: the database answers and the server is not shutting down.
+         */
         get: operations["readiness"];
         put?: never;
         post?: never;
@@ -45,7 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company of the API key */
+        /**
+         * The company of the API key
+         * @description The company of the API key.
+         */
         get: operations["getCurrentCompany"];
         put?: never;
         post?: never;
@@ -62,7 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the company's users */
+        /**
+         * List the company's users
+         * @description List the company's users.
+         */
         get: operations["listUsers"];
         put?: never;
         post?: never;
@@ -1270,7 +1282,7 @@ export interface components {
             quantity?: number;
             /**
              * @description Price of one unit, at most 2 decimals.
-             * @example 19.99
+             * @example 19.5
              */
             unit_price: number;
             /**
@@ -1575,6 +1587,7 @@ export interface components {
              */
             prefix?: string;
             /**
+             * Format: int32
              * @description Zero-padding width, 0-12.
              * @example 4
              */
@@ -1590,13 +1603,25 @@ export interface components {
             estimate?: components["schemas"]["NumberingKindUpdateInput"];
         };
         Pagination: {
-            /** @example 1 */
+            /**
+             * Format: int64
+             * @example 1
+             */
             page: number;
-            /** @example 50 */
+            /**
+             * Format: int64
+             * @example 50
+             */
             limit: number;
-            /** @example 120 */
+            /**
+             * Format: int64
+             * @example 120
+             */
             total: number;
-            /** @example 3 */
+            /**
+             * Format: int64
+             * @example 3
+             */
             total_pages: number;
         };
         Error: {
@@ -2405,9 +2430,13 @@ export interface components {
         NumberingSettings: {
             /** @example INV- */
             prefix: string;
-            /** @example 4 */
+            /**
+             * Format: int64
+             * @example 4
+             */
             padding: number;
             /**
+             * Format: int64
              * @description The number the next document gets (the override when one is set).
              * @example 1
              */
@@ -3634,7 +3663,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description One or more image files (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
+                    /** @description One or more image files (at most 10 a request, MAX_PHOTOS_PER_REQUEST) (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
                     photos: unknown[];
                     /**
                      * @description before, during or after; applies to every file of the request.

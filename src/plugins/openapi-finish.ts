@@ -16,31 +16,31 @@ const HEADERS: Record<string, Json> = {
   },
   XUsageCount: {
     description: 'Requests of the company this calendar month (UTC), this one included.',
-    schema: { type: 'integer', minimum: 1, example: 1234 },
+    schema: { type: 'integer', minimum: 1, maximum: 2147483647, example: 1234 },
   },
   XUsageLimit: {
     description: 'The company\'s monthly request limit; absent when unlimited.',
-    schema: { type: 'integer', minimum: 0, example: 100000 },
+    schema: { type: 'integer', minimum: 0, maximum: 9007199254740991, example: 100000 },
   },
   XUsageResets: {
     description: 'When the monthly count resets: the start of the next month, UTC.',
-    schema: { type: 'string', format: 'date-time', example: '2026-12-01T00:00:00.000Z' },
+    schema: { type: 'string', format: 'date-time', maxLength: 24, example: '2026-12-01T00:00:00.000Z' },
   },
   XRateLimitLimit: {
     description: 'Requests this key may make per minute (absent when rate limiting is off).',
-    schema: { type: 'integer', minimum: 1, example: 600 },
+    schema: { type: 'integer', minimum: 1, maximum: 2147483647, example: 600 },
   },
   XRateLimitRemaining: {
     description: 'Requests this key may still make in the current minute.',
-    schema: { type: 'integer', minimum: 0, example: 599 },
+    schema: { type: 'integer', minimum: 0, maximum: 2147483647, example: 599 },
   },
   XRateLimitReset: {
     description: 'Seconds until the current rate-limit window ends.',
-    schema: { type: 'integer', minimum: 0, example: 42 },
+    schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
   },
   RetryAfter: {
     description: 'Seconds to wait before retrying.',
-    schema: { type: 'integer', minimum: 0, example: 42 },
+    schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
   },
 };
 
@@ -264,6 +264,18 @@ function markUuids(node: unknown): void {
   });
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Integers name their width: int32 when the bounds fit, else int64 (JavaScript keeps 53 bits of it exactly). */
+function integerFormats(node: unknown): void {
+  walk(node, (object) => {
+    if (object.type !== 'integer' || object.format) return;
+    const max = typeof object.maximum === 'number' ? object.maximum : Infinity;
+    const min = typeof object.minimum === 'number' ? object.minimum : -Infinity;
+    object.format = max <= INT32_MAX && min >= -INT32_MAX - 1 ? 'int32' : 'int64';
+  });
+}
+
 /** OpenAPI 3.1: a file is a schema with contentMediaType, not `type: string, format: binary`. */
 function fileFields(requestBody: Json | undefined): void {
   const multipart = (requestBody?.content as Record<string, Json> | undefined)?.['multipart/form-data'];
@@ -327,6 +339,7 @@ export function finishOpenApiDocument<T>(input: T): T {
     const api = path.startsWith('/api/v1');
     for (const [method, operation] of Object.entries(operations)) {
       commaLists(operation.parameters as Json[] | undefined);
+      if (!operation.description && typeof operation.summary === 'string') operation.description = `${operation.summary}.`;
       fileFields(operation.requestBody as Json | undefined);
       if (api && method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];
@@ -357,6 +370,7 @@ export function finishOpenApiDocument<T>(input: T): T {
       .map((error) => [error.name, errorComponent(error, true)]),
   );
   markUuids(components.schemas);
+  integerFormats(document);
   dropUnusedSchemas(document);
   return input;
 }

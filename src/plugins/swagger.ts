@@ -56,8 +56,17 @@ export const swaggerPlugin = fp(
           title: 'Field-Service CRM API',
           version: '1.0.0',
           description: API_DESCRIPTION,
+          // Each deployment is run by its own operator; the document names no vendor address.
+          contact: { name: 'The operator of this server' },
         },
-        servers: [{ url: '/', description: 'This server' }],
+        // Relative: the document describes whichever environment (local, staging or production) serves it.
+        servers: [
+          {
+            url: '/',
+            description: 'This server: local, staging or production, whichever serves this document',
+            'x-internal': false,
+          } as { url: string; description: string },
+        ],
         tags: [
           { name: 'Company', description: 'The company of the API key.' },
           { name: 'Users', description: 'The users of the company.' },

@@ -5,6 +5,7 @@ import { decimalPlaces, MAX_CENTS } from './money.js';
 
 export const uuidString = z
   .string()
+  .length(36, 'must be a UUID')
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
   .transform((value) => value.toLowerCase())
   .meta({ format: 'uuid', example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
@@ -22,11 +23,13 @@ export const usState = z
 
 export const zipCode = z
   .string()
+  .max(10, 'must be 12345, 12345-6789 or 123456789')
   .regex(/^\d{5}(?:-?\d{4})?$/, 'must be 12345, 12345-6789 or 123456789')
   .meta({ example: '78701' });
 
 export const phoneNumber = z
   .string()
+  .max(12, 'must be xxx-xxx-xxxx')
   .regex(/^\d{3}-\d{3}-\d{4}$/, 'must be xxx-xxx-xxxx')
   .meta({ example: '512-555-0142' });
 
@@ -34,6 +37,7 @@ export const emailAddress = z.email('must be an email address').max(254).meta({ 
 
 export const calendarDate = z
   .string()
+  .max(10, 'must be a YYYY-MM-DD date')
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date')
   .refine((value) => {
     const [year, month, day] = value.split('-').map(Number);
@@ -44,12 +48,14 @@ export const calendarDate = z
 
 export const timeOfDay = z
   .string()
+  .max(5, 'must be HH:MM between 00:00 and 23:59')
   .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM between 00:00 and 23:59')
   .meta({ example: '09:30' });
 
 /** ISO 8601 timestamp with Z or an offset; parsed to a Date. */
 export const timestampInput = z
   .string()
+  .max(64, 'must be an ISO 8601 timestamp with Z or an offset')
   .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with Z or an offset' }))
   .transform((value) => new Date(value))
   .refine((date) => {
@@ -153,7 +159,7 @@ export const positivePercentInput = exactDecimals(
   .meta({ example: 33.3333 });
 
 export const jsonObject = z
-  .record(z.string(), z.unknown())
+  .record(z.string().max(255, 'a key must be at most 255 characters'), z.unknown())
   .meta({ type: 'object', additionalProperties: true, example: { note: 'free-form' } });
 
 export const shortText = (max = 255) => z.string().max(max, `must be at most ${max} characters`);

@@ -74,5 +74,5 @@ export function commaSeparatedEnum<const T extends readonly [string, ...string[]
       }
       return [...new Set(values)] as Array<T[number]>;
     })
-    .meta({ type: 'array', items: { type: 'string', enum: [...allowed] }, example });
+    .meta({ type: 'array', items: { type: 'string', enum: [...allowed] }, minItems: 1, maxItems: allowed.length, example });
 }

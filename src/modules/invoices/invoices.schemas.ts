@@ -20,7 +20,7 @@ export const LineItemInput = z
   .strictObject({
     description: shortText(1000).nullable().optional().describe('What was done or sold.').meta({ example: 'Replace capacitor' }),
     quantity: quantityInput.optional().describe('Greater than 0, at most 3 decimals; default 1.').meta({ example: 3 }),
-    unit_price: moneyInput.describe('Price of one unit, at most 2 decimals.').meta({ example: 19.99 }),
+    unit_price: moneyInput.describe('Price of one unit, at most 2 decimals.').meta({ example: 19.5 }),
     tax_rate: percentInput.optional().describe('Percent, 0 to 100, at most 4 decimals; default 0.').meta({ example: 8.875 }),
   })
   .describe('line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents.')
