@@ -7,6 +7,7 @@ import { UsageMeter } from './modules/auth/usage-meter.js';
 import cors from '@fastify/cors';
 import { errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { loggerOptions, requestLogPlugin } from './plugins/request-log.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
@@ -47,10 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function buildZodApp(deps: AppDeps) {
   const { config, database } = deps;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
-    },
+    logger: deps.logger ?? loggerOptions(config),
     // A client's x-request-id is kept when it is a sane token; otherwise the server makes one.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -84,13 +82,7 @@ async function buildZodApp(deps: AppDeps) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // One log line per request, without headers or bodies.
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request completed',
-    );
-  });
+  await app.register(requestLogPlugin);
   app.addHook('onSend', async (_request, reply) => {
     // While shutting down, in-flight responses close their connection so the server can exit promptly.
     if (app.deps.shuttingDown) reply.header('connection', 'close');
