@@ -2,6 +2,9 @@ import { createRequire } from 'node:module';
 import fp from 'fastify-plugin';
 import pino from 'pino';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+
+/** The object form of Fastify's logger option. */
+type FastifyLoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
 import type { Config } from '../config.js';
 
 declare module 'fastify' {
@@ -25,7 +28,7 @@ function prettyAvailable(): boolean {
  * The server's logger options: JSON lines with ISO timestamps, keys never logged; human-readable
  * (pino-pretty) when a developer watches a terminal.
  */
-export function loggerOptions(config: Config): NonNullable<FastifyServerOptions['logger']> {
+export function loggerOptions(config: Config): FastifyLoggerOptions {
   const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY === true && prettyAvailable();
   return {
     level: config.LOG_LEVEL,
