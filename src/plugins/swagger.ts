@@ -116,10 +116,14 @@ export const swaggerPlugin = fp(
         layout: 'modern',
         // Fonts and the request proxy would come from third-party hosts; the page uses only this server.
         withDefaultFonts: false,
+        // The built-in assistant talks to a third-party service; the page keeps to this server.
+        agent: { disabled: true },
+        telemetry: false,
         defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
         authentication: { preferredSecurityScheme: 'bearerAuth' },
         hideDownloadButton: false,
-        defaultOpenAllTags: false,
+        // The sidebar lists every operation at once: the reference is searchable and scannable.
+        defaultOpenAllTags: true,
         customCss: ':root { --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }',
       },
     });
