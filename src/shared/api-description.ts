@@ -12,7 +12,7 @@ A revoked key or a changed company setting takes effect within 5 seconds.
 Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete too).
 Error: \`{"success": false, "error": {"code", "message", "details": [{"field", "message"}]}}\` with the codes
 validation_error, invalid_status_transition, primary_location (400), unauthorized (401), ip_restricted,
-addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), payload_too_large (413),
+addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), precondition_failed (412), payload_too_large (413),
 rate_limited (429), internal_error (500), service_unavailable (503).
 Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_limit_exceeded, 429, then 400 and 404.
 
@@ -20,7 +20,8 @@ Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_
 Bodies are strict: unknown or read-only fields are 400. On update, an absent field is unchanged and null clears a
 nullable field; PUT and PATCH are both partial updates. Unknown query parameters are 400.
 Money has at most 2 decimals and is never negative; quantity is > 0 with at most 3 decimals; tax rates and
-percentages have at most 4 decimals. Timestamps need Z or an offset and are returned in UTC.
+percentages have at most 4 decimals. Each field states its bounds as minimum, exclusiveMinimum, maximum and
+multipleOf (meant decimally: 19.99 is a multiple of 0.01). Timestamps need Z or an offset and are returned in UTC.
 
 ## Lists
 \`include_deleted\` (true/false/1/0), \`page\` (>= 1, default 1), \`limit\` (1..100, default 50). Newest first;
@@ -29,4 +30,9 @@ percentages have at most 4 decimals. Timestamps need Z or an offset and are retu
 ## Usage and rate limits
 Every authenticated response carries X-Usage-Count, X-Usage-Limit (when the company has a monthly limit) and
 X-Usage-Resets. Requests are rate limited per key (x-ratelimit-* headers, 429 with retry-after).
+
+## More
+The repository's docs/ folder explains the concepts (authentication, errors, lists and sync, money and rounding,
+numbering, idempotency, ETags, events and webhooks). Keys are issued with the admin CLI
+(\`npm run --silent admin -- --help\`).
 `.trim();
