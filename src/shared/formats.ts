@@ -122,6 +122,18 @@ export const moneyInput = exactDecimals(
 )
   .meta({ example: 149.99 });
 
+/** Money that must be above zero (a payment's amount): greater than 0, at most 2 decimals. */
+export const positiveMoneyInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(MAX_MONEY, 'is too large')
+    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+  2,
+  'an amount must have at most 2 decimal places',
+)
+  .meta({ example: 30 });
+
 /** Quantity: greater than 0, at most 3 decimals. */
 export const quantityInput = exactDecimals(
   z
