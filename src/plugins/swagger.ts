@@ -119,6 +119,8 @@ export const swaggerPlugin = fp(
         // The built-in assistant talks to a third-party service; the page keeps to this server.
         agent: { disabled: true },
         telemetry: false,
+        // The developer toolbar offers sharing and SDK generation on scalar.com; not for this page.
+        showDeveloperTools: 'never',
         defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
         authentication: { preferredSecurityScheme: 'bearerAuth' },
         hideDownloadButton: false,
