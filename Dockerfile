@@ -7,12 +7,15 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
+# The runtime image: compiled dist/, production dependencies only (no tsx, esbuild or TypeScript).
+# `npm run admin -- <command>` and `npm start` run dist/ here (bin/run.mjs).
 FROM node:24-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+COPY bin ./bin
 COPY migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
 USER node

@@ -10,8 +10,8 @@ import { backgroundJobPlugin } from './plugins/background.js';
 import { databasePlugin } from './plugins/database.js';
 import { KEY_LIFETIME_MS } from './modules/idempotency/idempotency.service.js';
 import { purgeAllBefore } from './modules/idempotency/idempotency.repository.js';
-import { redactUrl } from './shared/urls.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { loggerOptions, requestLogPlugin } from './plugins/request-log.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
@@ -59,10 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 async function buildZodApp(deps: AppDeps) {
   const { config, database } = deps;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.LOG_LEVEL,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
-    },
+    logger: deps.logger ?? loggerOptions(config),
     // A client's x-request-id is kept when it is a sane token; otherwise the server makes one.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -130,13 +127,7 @@ async function buildZodApp(deps: AppDeps) {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  // One log line per request, without headers or bodies.
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request completed',
-    );
-  });
+  await app.register(requestLogPlugin);
   app.addHook('onSend', async (_request, reply) => {
     // While shutting down, in-flight responses close their connection so the server can exit promptly.
     if (app.deps.shuttingDown) reply.header('connection', 'close');

@@ -1,10 +1,15 @@
+import { existsSync, readdirSync } from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { createDatabase } from './db/client.js';
-import { migrateDatabase } from './db/migrate.js';
+import { MIGRATIONS_FOLDER, migrateDatabase } from './db/migrate.js';
 import { createCompany, hasAnyCompany } from './modules/auth/provisioning.service.js';
 import { createStorage } from './storage/create-storage.js';
+
+function migrationCount(): number {
+  return readdirSync(MIGRATIONS_FOLDER).filter((name) => name.endsWith('.sql')).length;
+}
 
 async function start() {
   let config;
@@ -14,8 +19,21 @@ async function start() {
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(1);
   }
+  // The first start on an empty embedded database takes a while (PGlite creates its cluster, then every
+  // migration runs): say so instead of staying silent.
+  const embedded = !config.DATABASE_URL && config.DATA_DIR !== 'memory://';
+  const firstStart = embedded && !existsSync(`${config.DATA_DIR.replace(/\/$/, '')}/pglite`);
+  const started = Date.now();
+  const say = (line: string) => {
+    if (firstStart) process.stdout.write(`${line}\n`);
+  };
+  say(`First start: creating the embedded PostgreSQL database (PGlite) under ${config.DATA_DIR} ...`);
   const database = await createDatabase(config);
-  if (config.MIGRATE_ON_START) await migrateDatabase(database);
+  if (config.MIGRATE_ON_START) {
+    say(`Applying ${migrationCount()} database migrations ...`);
+    await migrateDatabase(database);
+  }
+  say(`Embedded database ready in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 
   let demoKey: string | undefined;
   // An empty embedded database gets a demo company so `npm start` is usable at once.

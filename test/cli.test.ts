@@ -158,4 +158,61 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
     const b = await makeCompany(ctx.database);
     expectFailure(await admin(['create-api-key', '--company', a.companyId, '--user', b.userId]), /user/i);
   });
+  it('list-companies and list-api-keys show companies and keys (prefix, user, IPs, created, last used), never a key', async () => {
+    const a = await makeCompany(ctx.database, { name: 'Listed A' });
+    const b = await makeCompany(ctx.database, { name: 'Listed B' });
+    const restricted = output(await admin(['create-api-key', '--company', a.companyId, '--allowed-ips', '10.0.0.0/8']));
+    // The owner's key is used once, so it gets a last_used_at; the new key is unused.
+    expect((await me(a.key)).status).toBe(200);
+
+    const listed = output(await admin(['list-companies'], { viaNpm: true }));
+    const companies = listed.companies as Array<Record<string, unknown>>;
+    const entry = companies.find((company) => company.company_uuid === a.companyId);
+    expect(entry).toMatchObject({ name: 'Listed A', addons: ['photos', 'numbering'], monthly_request_limit: null });
+    expect(entry?.created_at).toMatch(/Z$/);
+    expect(companies.some((company) => company.company_uuid === b.companyId)).toBe(true);
+
+    const keys = output(await admin(['list-api-keys', '--company', a.companyId]));
+    expect(keys.company_uuid).toBe(a.companyId);
+    const list = keys.api_keys as Array<Record<string, unknown>>;
+    expect(list).toHaveLength(2);
+    // Newest first.
+    expect(list[0]).toMatchObject({ key_prefix: restricted.key_prefix, user_id: a.userId, allowed_ips: ['10.0.0.0/8'], last_used_at: null, revoked_at: null });
+    expect(a.key.startsWith(list[1].key_prefix as string)).toBe(true);
+    expect(list[1]).toMatchObject({ user_id: a.userId, allowed_ips: [], revoked_at: null });
+    expect(list[1].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+    expect(Object.keys(list[0]).sort()).toEqual(['allowed_ips', 'created_at', 'key_prefix', 'last_used_at', 'revoked_at', 'user_id', 'user_name']);
+    const text = JSON.stringify(keys);
+    expect(text).not.toContain(a.key);
+    expect(text).not.toContain(restricted.api_key as string);
+    // Only the asked company's keys.
+    expect(text).not.toContain(b.key.slice(0, 16));
+
+    expectFailure(await admin(['list-api-keys']), /--company/);
+    expectFailure(await admin(['list-api-keys', '--company', '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70']), /company/i);
+  });
+
+  it('--help prints the usage, per command too, on stdout; --version the version; no command is a usage error', async () => {
+    const help = await admin(['--help'], { viaNpm: true });
+    expect(help.code).toBe(0);
+    for (const command of ['create-company', 'create-user', 'create-api-key', 'revoke-api-key', 'set-company', 'list-companies', 'list-api-keys']) {
+      expect(help.stdout).toContain(command);
+    }
+    const one = await admin(['list-api-keys', '--help']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^Usage: .*list-api-keys --company UUID/);
+    expect(one.stdout).not.toContain('create-company');
+    const helpCommand = await admin(['help', 'create-company']);
+    expect(helpCommand.stdout).toMatch(/--monthly-request-limit/);
+    expectFailure(await admin(['help', 'frobnicate']), /frobnicate/);
+
+    const version = await admin(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe((await import('../package.json', { with: { type: 'json' } })).default.version);
+
+    const nothing = await admin([]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stdout).toBe('');
+    expect(nothing.stderr).toMatch(/Usage/);
+  });
 });

@@ -19,11 +19,16 @@ import { webhookDeliveries } from '../src/db/schema/index.js';
 const ctx = await buildTestApp();
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+interface ResponseObject {
+  $ref?: string;
+  content?: Record<string, { schema: AnySchemaObject }>;
+}
 interface OperationObject {
-  responses: Record<string, { content?: Record<string, { schema: AnySchemaObject }> }>;
+  responses: Record<string, ResponseObject>;
 }
 interface OpenApiDocument {
   paths: Record<string, Partial<Record<Lowercase<Method>, OperationObject>>>;
+  components: { responses?: Record<string, ResponseObject> };
 }
 
 const document = ctx.app.swagger() as unknown as OpenApiDocument;
@@ -57,7 +62,9 @@ function validatorFor(method: Method, path: string, status: number): ValidateFun
   if (!validate) {
     const operation = document.paths[path]?.[method.toLowerCase() as Lowercase<Method>];
     if (!operation) throw new Error(`${method} ${path} is not in the document`);
-    const response = operation.responses[String(status)];
+    const listed = operation.responses[String(status)];
+    // Shared error responses are declared once under components.responses.
+    const response = listed?.$ref ? document.components.responses?.[listed.$ref.split('/').pop()!] : listed;
     if (!response) throw new Error(`${method} ${path} answered ${status}, which the document does not list`);
     const schema = response.content?.['application/json']?.schema;
     if (!schema) throw new Error(`${method} ${path} ${status} has no application/json schema in the document`);

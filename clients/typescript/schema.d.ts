@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process is up */
+        /**
+         * Liveness: the process is up
+         * @description Liveness: the process is up.
+         */
         get: operations["liveness"];
         put?: never;
         post?: never;
@@ -28,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers and the server is not shutting down */
+        /**
+         * Readiness: the database answers and the server is not shutting down
+         * @description Readiness: the database answers and the server is not shutting down.
+         */
         get: operations["readiness"];
         put?: never;
         post?: never;
@@ -45,7 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company of the API key */
+        /**
+         * The company of the API key
+         * @description The company of the API key.
+         */
         get: operations["getCurrentCompany"];
         put?: never;
         post?: never;
@@ -62,7 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the company's users */
+        /**
+         * List the company's users
+         * @description List the company's users.
+         */
         get: operations["listUsers"];
         put?: never;
         post?: never;
@@ -378,7 +390,7 @@ export interface paths {
         get: operations["listEstimates"];
         put?: never;
         /**
-         * Create a estimate
+         * Create an estimate
          * @description customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise). estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
          */
         post: operations["createEstimate"];
@@ -396,25 +408,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a estimate
+         * Get an estimate
          * @description With customer, job {uuid, title, status} or null, template {uuid, name, pricing_type} and location {uuid, name} or null. A soft-deleted estimate is 404 unless include_deleted=true.
          */
         get: operations["getEstimate"];
         /**
-         * Update a estimate (PUT; partial)
+         * Update an estimate (PUT; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         put: operations["updateEstimate"];
         post?: never;
         /**
-         * Delete a estimate (soft)
+         * Delete an estimate (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
          */
         delete: operations["deleteEstimate"];
         options?: never;
         head?: never;
         /**
-         * Update a estimate (PATCH; partial)
+         * Update an estimate (PATCH; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         patch: operations["patchEstimate"];
@@ -454,7 +466,7 @@ export interface paths {
         get: operations["listInvoices"];
         put?: never;
         /**
-         * Create a invoice
+         * Create an invoice
          * @description Creates an invoice for a job of the company and moves the job to Invoiced. The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).
          */
         post: operations["createInvoice"];
@@ -472,25 +484,25 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a invoice
+         * Get an invoice
          * @description A soft-deleted invoice is 404 unless include_deleted=true.
          */
         get: operations["getInvoice"];
         /**
-         * Update a invoice (PUT; partial)
+         * Update an invoice (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
          */
         put: operations["updateInvoice"];
         post?: never;
         /**
-         * Delete a invoice (soft)
+         * Delete an invoice (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
          */
         delete: operations["deleteInvoice"];
         options?: never;
         head?: never;
         /**
-         * Update a invoice (PATCH; partial)
+         * Update an invoice (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
          */
         patch: operations["patchInvoice"];
@@ -1404,7 +1416,7 @@ export interface components {
             quantity?: number;
             /**
              * @description Price of one unit, at most 2 decimals.
-             * @example 19.99
+             * @example 19.5
              */
             unit_price: number;
             /**
@@ -1709,6 +1721,7 @@ export interface components {
              */
             prefix?: string;
             /**
+             * Format: int32
              * @description Zero-padding width, 0-12.
              * @example 4
              */
@@ -1776,13 +1789,25 @@ export interface components {
             enabled?: boolean;
         };
         Pagination: {
-            /** @example 1 */
+            /**
+             * Format: int64
+             * @example 1
+             */
             page: number;
-            /** @example 50 */
+            /**
+             * Format: int64
+             * @example 50
+             */
             limit: number;
-            /** @example 120 */
+            /**
+             * Format: int64
+             * @example 120
+             */
             total: number;
-            /** @example 3 */
+            /**
+             * Format: int64
+             * @example 3
+             */
             total_pages: number;
         };
         Error: {
@@ -1799,6 +1824,7 @@ export interface components {
             };
         };
         Company: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             email: string;
@@ -1813,6 +1839,7 @@ export interface components {
             country: string | null;
         };
         Customer: {
+            /** Format: uuid */
             uuid: string;
             first_name: string;
             last_name: string;
@@ -1832,6 +1859,7 @@ export interface components {
             billing_city: string | null;
             billing_state: string | null;
             billing_zip: string | null;
+            /** Format: uuid */
             primary_service_location_uuid: string | null;
             notes: string | null;
             internal_flags: {
@@ -1851,6 +1879,7 @@ export interface components {
             deleted_at: string | null;
         };
         Location: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             location_code: string | null;
@@ -1870,6 +1899,7 @@ export interface components {
             service_types_offered: {
                 [key: string]: unknown;
             } | null;
+            /** Format: uuid */
             default_pricing_set_uuid: string | null;
             is_primary: boolean;
             is_active: boolean;
@@ -1886,12 +1916,14 @@ export interface components {
             deleted_at: string | null;
         };
         User: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
             email: string | null;
         };
         JobCustomer: {
+            /** Format: uuid */
             uuid: string;
             first_name: string;
             last_name: string;
@@ -1900,19 +1932,25 @@ export interface components {
             phone: string | null;
         };
         JobLocation: {
+            /** Format: uuid */
             uuid: string;
             name: string;
         };
         JobAssignedUser: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
         };
         JobListItem: {
+            /** Format: uuid */
             uuid: string;
             job_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             assigned_to_user_id: string | null;
             title: string;
             description: string | null;
@@ -1952,10 +1990,14 @@ export interface components {
             customer: components["schemas"]["JobCustomer"];
         };
         Job: {
+            /** Format: uuid */
             uuid: string;
             job_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             assigned_to_user_id: string | null;
             title: string;
             description: string | null;
@@ -1997,14 +2039,20 @@ export interface components {
             assigned_user: components["schemas"]["JobAssignedUser"] | null;
         };
         PhotoUser: {
+            /** Format: uuid */
             id: string;
             first_name: string;
             last_name: string;
         };
         JobPhoto: {
+            /** Format: uuid */
             uuid: string;
+            /** Format: uuid */
             job_uuid: string;
-            /** @description The uploader: the user of the API key. */
+            /**
+             * Format: uuid
+             * @description The uploader: the user of the API key.
+             */
             user_id: string;
             /** @description Absolute, expiring URL of the file; works without the API key. */
             photo_url: string;
@@ -2035,6 +2083,7 @@ export interface components {
             user: components["schemas"]["PhotoUser"] | null;
         };
         UploadedPhoto: {
+            /** Format: uuid */
             uuid: string;
             photo_url: string;
             /** @enum {string} */
@@ -2047,6 +2096,7 @@ export interface components {
             created_at: string;
         };
         Template: {
+            /** Format: uuid */
             uuid: string;
             name: string;
             description: string | null;
@@ -2080,13 +2130,19 @@ export interface components {
             deleted_at: string | null;
         };
         EstimateListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example EST-0001 */
             estimate_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             template_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /** @enum {string} */
             status: "Pending" | "Accepted" | "Declined" | "Expired";
@@ -2128,19 +2184,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
         };
         Estimate: {
+            /** Format: uuid */
             uuid: string;
             /** @example EST-0001 */
             estimate_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             template_uuid: string;
+            /** Format: uuid */
             location_uuid: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /** @enum {string} */
             status: "Pending" | "Accepted" | "Declined" | "Expired";
@@ -2182,22 +2245,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
             job: {
+                /** Format: uuid */
                 uuid: string;
                 title: string;
                 status: string;
             } | null;
             template: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
                 /** @enum {string} */
                 pricing_type: "flat" | "tiered";
             };
             location: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
             } | null;
@@ -2261,12 +2328,17 @@ export interface components {
             tax_amount: number;
         };
         InvoiceListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example INV-0042 */
             invoice_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             estimate_uuid: string | null;
+            /** Format: uuid */
             location_uuid: string | null;
             /** @enum {string} */
             invoice_type: "Full" | "Partial" | "Progress";
@@ -2315,18 +2387,24 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
             };
         };
         Invoice: {
+            /** Format: uuid */
             uuid: string;
             /** @example INV-0042 */
             invoice_number: string | null;
+            /** Format: uuid */
             customer_uuid: string;
+            /** Format: uuid */
             job_uuid: string | null;
+            /** Format: uuid */
             estimate_uuid: string | null;
+            /** Format: uuid */
             location_uuid: string | null;
             /** @enum {string} */
             invoice_type: "Full" | "Partial" | "Progress";
@@ -2375,22 +2453,26 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
                 email: string | null;
             };
             job: {
+                /** Format: uuid */
                 uuid: string;
                 title: string;
                 status: string;
             } | null;
             estimate: {
+                /** Format: uuid */
                 uuid: string;
                 estimate_number: string | null;
                 status: string;
             } | null;
             location: {
+                /** Format: uuid */
                 uuid: string;
                 name: string;
             } | null;
@@ -2416,10 +2498,13 @@ export interface components {
             };
         };
         PaymentListItem: {
+            /** Format: uuid */
             uuid: string;
             /** @example PAY-0001 */
             payment_number: string | null;
+            /** Format: uuid */
             invoice_uuid: string;
+            /** Format: uuid */
             customer_uuid: string;
             /** @enum {string} */
             payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
@@ -2445,6 +2530,7 @@ export interface components {
             /** @enum {string} */
             status: "Pending" | "Completed" | "Failed" | "Refunded";
             processed_at: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /**
              * Format: date-time
@@ -2458,15 +2544,19 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             invoice: {
+                /** Format: uuid */
                 uuid: string;
                 invoice_number: string | null;
             };
         };
         Payment: {
+            /** Format: uuid */
             uuid: string;
             /** @example PAY-0001 */
             payment_number: string | null;
+            /** Format: uuid */
             invoice_uuid: string;
+            /** Format: uuid */
             customer_uuid: string;
             /** @enum {string} */
             payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
@@ -2492,6 +2582,7 @@ export interface components {
             /** @enum {string} */
             status: "Pending" | "Completed" | "Failed" | "Refunded";
             processed_at: string | null;
+            /** Format: uuid */
             created_by_user_id: string;
             /**
              * Format: date-time
@@ -2505,6 +2596,7 @@ export interface components {
             updated_at: string;
             deleted_at: string | null;
             invoice: {
+                /** Format: uuid */
                 uuid: string;
                 invoice_number: string | null;
                 /** @example 100 */
@@ -2515,6 +2607,7 @@ export interface components {
                 status: "Draft" | "Pending" | "Paid" | "Overdue";
             };
             customer: {
+                /** Format: uuid */
                 uuid: string;
                 first_name: string;
                 last_name: string;
@@ -2523,9 +2616,13 @@ export interface components {
         NumberingSettings: {
             /** @example INV- */
             prefix: string;
-            /** @example 4 */
+            /**
+             * Format: int64
+             * @example 4
+             */
             padding: number;
             /**
+             * Format: int64
              * @description The number the next document gets (the override when one is set).
              * @example 1
              */
@@ -2586,7 +2683,10 @@ export interface components {
             event_type: string;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
-            /** @description Attempts started so far. */
+            /**
+             * Format: int64
+             * @description Attempts started so far.
+             */
             attempts: number;
             last_attempt_at: string | null;
             /** @description When the next attempt is due; null once the delivery is done. */
@@ -2607,15 +2707,186 @@ export interface components {
             updated_at: string;
         };
     };
-    responses: never;
+    responses: {
+        /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The API key is missing, malformed, unknown or revoked (`unauthorized`). Not counted as usage. */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key may not do this: `ip_restricted` (the client address is not among the key's allowed IPs), `addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the monthly request limit is used up). */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A request with the same Idempotency-Key is still in progress (`conflict`); retry later. */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
+        PreconditionFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is larger than the server accepts (`payload_too_large`). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description An unexpected server error (`internal_error`); the body says nothing about the inside. Quote x-request-id when reporting it. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Usage-Count": components["headers"]["XUsageCount"];
+                "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                "X-Usage-Resets": components["headers"]["XUsageResets"];
+                "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: {
         /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
         IfMatch: string;
         /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
         IfNoneMatch: string;
+        /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
+        /** @description The request id: the client's `x-request-id` when it sent a sane one, else one made by the server. */
+        XRequestId: string;
+        /** @description Requests of the company this calendar month (UTC), this one included. */
+        XUsageCount: number;
+        /** @description The company's monthly request limit; absent when unlimited. */
+        XUsageLimit: number;
+        /** @description When the monthly count resets: the start of the next month, UTC. */
+        XUsageResets: string;
+        /** @description Requests this key may make per minute (absent when rate limiting is off). */
+        XRateLimitLimit: number;
+        /** @description Requests this key may still make in the current minute. */
+        XRateLimitRemaining: number;
+        /** @description Seconds until the current rate-limit window ends. */
+        XRateLimitReset: number;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: number;
         /** @description Strong ETag of the record in `data`: it changes whenever the record's JSON changes (side effects and derived values such as an Overdue status included). Send it back in If-Match or If-None-Match. */
         ETag: string;
     };
@@ -2632,7 +2903,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: liveness: the process is up. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2659,7 +2930,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: readiness: the database answers and the server is not shutting down. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2675,7 +2946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The database is unreachable (`service_unavailable`). */
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2698,17 +2969,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -2723,130 +2993,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listUsers: {
@@ -2865,17 +3030,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2889,100 +3053,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listLocations: {
@@ -3001,17 +3077,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3025,100 +3100,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createLocation: {
@@ -3126,7 +3113,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3137,17 +3124,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3159,134 +3145,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLocation: {
@@ -3307,17 +3173,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3332,130 +3197,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateLocation: {
@@ -3477,17 +3237,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3499,151 +3258,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteLocation: {
@@ -3661,17 +3284,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3685,134 +3307,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchLocation: {
@@ -3834,17 +3336,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -3856,151 +3357,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCustomers: {
@@ -4023,17 +3388,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4047,100 +3411,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCustomer: {
@@ -4148,7 +3424,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4159,17 +3435,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4181,134 +3456,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCustomer: {
@@ -4329,17 +3484,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4354,130 +3508,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateCustomer: {
@@ -4499,17 +3548,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4521,151 +3569,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteCustomer: {
@@ -4683,17 +3595,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4707,134 +3618,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchCustomer: {
@@ -4856,17 +3647,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -4878,151 +3668,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listJobs: {
@@ -5034,8 +3688,8 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
-                /** @description One status or several, comma-separated (OR). */
-                status?: string;
+                /** @description One status or several, comma-separated (OR): `status=Scheduled,In Progress`. */
+                status?: ("New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved")[];
                 /** @description Jobs at this location. */
                 location_uuid?: string;
                 /** @description Jobs of this customer. */
@@ -5053,17 +3707,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5077,100 +3730,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createJob: {
@@ -5178,7 +3743,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5189,17 +3754,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -5211,134 +3775,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJob: {
@@ -5359,17 +3803,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -5384,130 +3827,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateJob: {
@@ -5529,17 +3867,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -5551,151 +3888,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteJob: {
@@ -5713,17 +3914,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5737,134 +3937,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchJob: {
@@ -5886,17 +3966,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -5908,151 +3987,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listJobPhotos: {
@@ -6076,17 +4019,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6100,117 +4042,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadJobPhotos: {
@@ -6218,7 +4056,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The job id. */
@@ -6229,8 +4067,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description One or more image files (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
-                    photos: string[];
+                    /** @description One or more image files (at most 10 a request, MAX_PHOTOS_PER_REQUEST) (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
+                    photos: unknown[];
                     /**
                      * @description before, during or after; applies to every file of the request.
                      * @default during
@@ -6247,17 +4085,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: upload photos to a job. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6270,151 +4107,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getJobPhoto: {
@@ -6437,17 +4138,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -6462,130 +4162,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteJobPhoto: {
@@ -6605,17 +4200,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6629,134 +4223,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTemplates: {
@@ -6779,17 +4253,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6803,100 +4276,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTemplate: {
@@ -6904,7 +4289,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -6915,17 +4300,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -6937,134 +4321,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTemplate: {
@@ -7085,17 +4349,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -7110,130 +4373,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateTemplate: {
@@ -7255,17 +4413,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -7277,151 +4434,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteTemplate: {
@@ -7439,17 +4460,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7463,134 +4483,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchTemplate: {
@@ -7612,17 +4512,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -7634,151 +4533,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewEstimate: {
@@ -7786,7 +4549,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -7797,17 +4560,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The amounts a create with the same input would store; nothing is stored. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7818,134 +4580,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEstimates: {
@@ -7972,17 +4614,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7996,100 +4637,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createEstimate: {
@@ -8097,7 +4650,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -8108,17 +4661,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -8130,134 +4682,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEstimate: {
@@ -8278,17 +4710,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -8303,130 +4734,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateEstimate: {
@@ -8448,17 +4774,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -8470,151 +4795,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteEstimate: {
@@ -8632,17 +4821,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8656,134 +4844,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchEstimate: {
@@ -8805,17 +4873,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -8827,151 +4894,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewInvoice: {
@@ -8979,7 +4910,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -8990,17 +4921,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The amounts a create with the same input would store; nothing is stored. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9011,134 +4941,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listInvoices: {
@@ -9165,17 +4975,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9189,100 +4998,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createInvoice: {
@@ -9290,7 +5011,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -9301,17 +5022,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -9323,134 +5043,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getInvoice: {
@@ -9471,17 +5071,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -9496,130 +5095,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateInvoice: {
@@ -9641,17 +5135,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -9663,151 +5156,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteInvoice: {
@@ -9825,17 +5182,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9849,134 +5205,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchInvoice: {
@@ -9998,17 +5234,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -10020,151 +5255,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPayments: {
@@ -10191,17 +5290,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10215,100 +5313,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPayment: {
@@ -10316,7 +5326,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -10327,17 +5337,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -10349,134 +5358,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPayment: {
@@ -10497,17 +5386,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -10522,130 +5410,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updatePayment: {
@@ -10667,17 +5450,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -10689,151 +5471,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deletePayment: {
@@ -10851,17 +5497,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10875,134 +5520,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchPayment: {
@@ -11024,17 +5549,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -11046,151 +5570,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getNumbering: {
@@ -11202,17 +5590,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11226,100 +5613,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateNumbering: {
@@ -11335,17 +5634,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11359,117 +5657,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -11488,17 +5682,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11512,100 +5705,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -11613,7 +5718,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -11624,17 +5729,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The created record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -11646,134 +5750,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description A request with the same Idempotency-Key is still in progress (`conflict`). */
-            409: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -11794,17 +5778,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record, as it is now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -11819,130 +5802,25 @@ export interface operations {
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
             304: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -11964,17 +5842,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -11986,151 +5863,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -12148,17 +5889,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The record is soft-deleted; `data.message` confirms it. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12172,134 +5912,14 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     patchWebhookEndpoint: {
@@ -12321,17 +5941,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The updated record, exactly as a GET of it answers. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -12343,151 +5962,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description If-Match names none of the record's current ETags (`precondition_failed`); nothing changed. */
-            412: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The request body is too large (`payload_too_large`). */
-            413: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -12511,17 +5994,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of records, newest first by default, with `pagination`. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12535,117 +6017,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryWebhookDelivery: {
@@ -12653,7 +6031,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
-                "Idempotency-Key"?: string;
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The webhook endpoint id. */
@@ -12665,17 +6043,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: retry a delivery now. */
             200: {
                 headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12686,117 +6063,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
-            400: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
-            403: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The addressed resource does not exist in this company (`not_found`). */
-            404: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded (`rate_limited`). */
-            429: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unexpected server error (`internal_error`). */
-            500: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable (`service_unavailable`). */
-            503: {
-                headers: {
-                    /** @description Requests of the company this month, this one included. */
-                    "X-Usage-Count"?: number;
-                    /** @description The monthly request limit; absent when unlimited. */
-                    "X-Usage-Limit"?: number;
-                    /** @description Start of the next month (UTC), when the count resets. */
-                    "X-Usage-Resets"?: string;
-                    /** @description The request id (echoed when the client sent one). */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhookEvent: {

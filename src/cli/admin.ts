@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createDatabase, type Db } from '../db/client.js';
@@ -6,6 +7,8 @@ import {
   createApiKey,
   createCompany,
   createUser,
+  listApiKeys,
+  listCompanies,
   parseAddons,
   parseAllowedIps,
   ProvisioningError,
@@ -13,12 +16,73 @@ import {
   setCompany,
 } from '../modules/auth/provisioning.service.js';
 
+/** One entry per command: its synopsis and what it prints, for --help. */
+const COMMANDS: Record<string, { synopsis: string; help: string }> = {
+  'create-company': {
+    synopsis: 'create-company --name NAME --email EMAIL [--addons photos,numbering] [--monthly-request-limit N]',
+    help:
+      'Creates a company, its owner user and an API key for that user.\n' +
+      "--addons: comma-separated add-ons (photos, numbering); '' means none; default all.\n" +
+      '--monthly-request-limit: requests a month (UTC calendar months); default unlimited.\n' +
+      'Prints {"company_uuid", "user_id", "api_key"}. The key is shown only this once.',
+  },
+  'create-user': {
+    synopsis: 'create-user --company UUID --first-name F --last-name L [--email E]',
+    help: 'Adds a user to a company. Prints {"user_id"}.',
+  },
+  'create-api-key': {
+    synopsis: 'create-api-key --company UUID [--user USER_ID] [--allowed-ips CIDR,CIDR]',
+    help:
+      'Issues a key for a user of the company (default: its first user).\n' +
+      '--allowed-ips: IPv4/IPv6 addresses or CIDR ranges the key may be used from; default any.\n' +
+      'Prints {"api_key", "key_prefix"}. The key is shown only this once.',
+  },
+  'revoke-api-key': {
+    synopsis: 'revoke-api-key --key-prefix PREFIX',
+    help: 'Revokes a key; every instance refuses it within 5 seconds. Prints {"revoked": true}.',
+  },
+  'set-company': {
+    synopsis: 'set-company --company UUID [--addons LIST] [--monthly-request-limit N|none]',
+    help: 'Changes a company\'s add-ons and monthly request limit (none: unlimited). Prints {"company_uuid"}.',
+  },
+  'list-companies': {
+    synopsis: 'list-companies',
+    help: 'Lists every company, oldest first. Prints {"companies": [{"company_uuid", "name", "email", "addons", "monthly_request_limit", "created_at"}]}.',
+  },
+  'list-api-keys': {
+    synopsis: 'list-api-keys --company UUID',
+    help:
+      'Lists the keys of a company, newest first, revoked ones included. Never shows a key, only its prefix.\n' +
+      'Prints {"company_uuid", "api_keys": [{"key_prefix", "user_id", "user_name", "allowed_ips", "created_at", ' +
+      '"last_used_at", "revoked_at"}]}. last_used_at is kept to about a minute.',
+  },
+};
+
 const USAGE = `Usage: npm run --silent admin -- <command> [options]
-  create-company --name NAME --email EMAIL [--addons photos,numbering] [--monthly-request-limit N]
-  create-user --company UUID --first-name F --last-name L [--email E]
-  create-api-key --company UUID [--user USER_ID] [--allowed-ips CIDR,CIDR]
-  revoke-api-key --key-prefix PREFIX
-  set-company --company UUID [--addons LIST] [--monthly-request-limit N|none]`;
+
+Provisioning for the field-service CRM API. Works on the database of DATABASE_URL (else the embedded one
+under DATA_DIR). Prints one JSON object on stdout and exits 0; on error prints a message on stderr and
+exits non-zero.
+
+Commands:
+${Object.values(COMMANDS)
+  .map((command) => `  ${command.synopsis}`)
+  .join('\n')}
+
+Options:
+  --help       this text, or with a command that command's help
+  --version    the version of the API`;
+
+function commandHelp(name: string): string {
+  const command = COMMANDS[name];
+  return `Usage: npm run --silent admin -- ${command.synopsis}\n\n${command.help}`;
+}
+
+function version(): string {
+  // src/cli and dist/cli are both two levels below package.json.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -31,7 +95,8 @@ const OPTIONS = {
   user: { type: 'string' },
   'allowed-ips': { type: 'string' },
   'key-prefix': { type: 'string' },
-  help: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 function required(values: Record<string, unknown>, name: string): string {
@@ -52,9 +117,20 @@ function parseLimit(value: string | undefined, allowNone: boolean): number | nul
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   const [command] = positionals;
-  if (!command || values.help) {
+  if (values.version) {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  // Help that was asked for goes to stdout; usage after a mistake goes to stderr.
+  if (command === 'help' || values.help) {
+    const topic = command === 'help' ? positionals[1] : command;
+    if (topic && !COMMANDS[topic]) throw new ProvisioningError(`Unknown command '${topic}'\n${USAGE}`);
+    process.stdout.write(`${topic ? commandHelp(topic) : USAGE}\n`);
+    return 0;
+  }
+  if (!command) {
     process.stderr.write(`${USAGE}\n`);
-    return command || values.help ? 0 : 2;
+    return 2;
   }
   // Arguments are checked before the database is opened: bad input never touches it.
   let run: (db: Db) => Promise<unknown>;
@@ -100,6 +176,15 @@ async function main(argv: string[]): Promise<number> {
         monthlyRequestLimit: parseLimit(values['monthly-request-limit'], true),
       };
       run = (db) => setCompany(db, input);
+      break;
+    }
+    case 'list-companies': {
+      run = (db) => listCompanies(db);
+      break;
+    }
+    case 'list-api-keys': {
+      const input = { companyId: required(values, 'company') };
+      run = (db) => listApiKeys(db, input);
       break;
     }
     default:

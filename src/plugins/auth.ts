@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/auth/api-keys.js';
-import { findActiveKey, type KeyRecord } from '../modules/auth/auth.repository.js';
+import { findActiveKey, touchKeyLastUsed, type KeyRecord } from '../modules/auth/auth.repository.js';
 import type { UsageMeter } from '../modules/auth/usage-meter.js';
 import { sendError } from './errors.js';
 
@@ -14,6 +14,8 @@ export interface Principal {
   companyId: string;
   userId: string;
   apiKeyId: string;
+  /** The key's public prefix (never the key): names the key in logs and in the admin CLI. */
+  keyPrefix: string;
   addons: ReadonlySet<string>;
 }
 
@@ -157,12 +159,16 @@ export const authPlugin = fp<AuthOptions>(
                 companyId: record.companyId,
                 userId: record.userId,
                 apiKeyId: record.apiKeyId,
+                keyPrefix: record.keyPrefix,
                 addons: new Set(record.addons),
               },
               allowedRanges: (record?.allowedIps ?? []).map(parseRange).filter((range) => range !== null),
               loadedAt: Date.now(),
             };
             if (record) {
+              touchKeyLastUsed(options.db, record.apiKeyId).catch((error: unknown) =>
+                app.log.warn({ err: error }, 'could not record the API key as used'),
+              );
               if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value as string);
               cache.delete(keyHash);
               cache.set(keyHash, entry);
@@ -196,6 +202,8 @@ export const authPlugin = fp<AuthOptions>(
       const entry = await lookup(keyHash);
       if (!entry.record || !entry.principal) throw failed(request.ip, 'The API key is unknown or revoked.');
       const { record, principal } = entry;
+      // From here on every log line of the request (its completion line too) names the company and the key.
+      request.log = request.log.child({ company_uuid: record.companyId, key_prefix: record.keyPrefix });
       if (!ipAllowed(entry.allowedRanges, request.ip)) {
         // Refused before it counts (DECISIONS.md §8), but it still shows the company's current usage.
         const usage = await options.usage.peek(record.companyId);

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type pg from 'pg';
+import { onRequestDone } from './request-log.js';
 
 /** Prometheus metrics at /metrics: requests and latency by route and status, pool usage, process stats. */
 export const metricsPlugin = fp<{ pool?: pg.Pool }>(
@@ -34,7 +35,7 @@ export const metricsPlugin = fp<{ pool?: pg.Pool }>(
       });
     }
 
-    app.addHook('onResponse', async (request, reply) => {
+    onRequestDone(app, (request, reply) => {
       // The route pattern, never the raw URL, keeps label cardinality bounded.
       const route = request.routeOptions.url ?? 'unmatched';
       const labels = { method: request.method, route, status_code: String(reply.statusCode) };

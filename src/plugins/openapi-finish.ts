@@ -1,12 +1,200 @@
 /**
- * Final touches on the generated OpenAPI document: the headers every /api/v1 operation shares, which
- * route schemas cannot express, and no component schema that nothing references.
+ * Final touches on the generated OpenAPI document, for what route schemas cannot express: the headers and
+ * error responses every /api/v1 operation shares (declared once under components and referenced), a real
+ * description and example for every response, the 3.1 form of multipart file fields, comma-separated list
+ * parameters, `format: uuid` on returned ids, and no component schema that nothing references.
  */
 
 import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
 import { ETAG_OPERATION_MARK } from './etag.js';
 
 type Json = Record<string, unknown>;
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+const HEADERS: Record<string, Json> = {
+  XRequestId: {
+    description: 'The request id: the client\'s `x-request-id` when it sent a sane one, else one made by the server.',
+    schema: { type: 'string', maxLength: 128, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
+  },
+  XUsageCount: {
+    description: 'Requests of the company this calendar month (UTC), this one included.',
+    schema: { type: 'integer', minimum: 1, maximum: 2147483647, example: 1234 },
+  },
+  XUsageLimit: {
+    description: 'The company\'s monthly request limit; absent when unlimited.',
+    schema: { type: 'integer', minimum: 0, maximum: 9007199254740991, example: 100000 },
+  },
+  XUsageResets: {
+    description: 'When the monthly count resets: the start of the next month, UTC.',
+    schema: { type: 'string', format: 'date-time', maxLength: 24, example: '2026-12-01T00:00:00.000Z' },
+  },
+  XRateLimitLimit: {
+    description: 'Requests this key may make per minute (absent when rate limiting is off).',
+    schema: { type: 'integer', minimum: 1, maximum: 2147483647, example: 600 },
+  },
+  XRateLimitRemaining: {
+    description: 'Requests this key may still make in the current minute.',
+    schema: { type: 'integer', minimum: 0, maximum: 2147483647, example: 599 },
+  },
+  XRateLimitReset: {
+    description: 'Seconds until the current rate-limit window ends.',
+    schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
+  },
+};
+
+const REQUEST_ID = { 'X-Request-Id': header('XRequestId') };
+const USAGE = {
+  'X-Usage-Count': header('XUsageCount'),
+  'X-Usage-Limit': header('XUsageLimit'),
+  'X-Usage-Resets': header('XUsageResets'),
+};
+const RATE_LIMIT = {
+  'X-RateLimit-Limit': header('XRateLimitLimit'),
+  'X-RateLimit-Remaining': header('XRateLimitRemaining'),
+  'X-RateLimit-Reset': header('XRateLimitReset'),
+};
+/** Headers of a response that passed authentication, the IP check, usage and the rate limit. */
+const COUNTED = { ...REQUEST_ID, ...USAGE, ...RATE_LIMIT };
+
+const errorExample = (code: string, message: string, details?: Array<{ field: string; message: string }>) => ({
+  value: { success: false, error: { code, message, ...(details ? { details } : {}) } },
+});
+
+interface ErrorResponse {
+  name: string;
+  description: string;
+  headers: Json;
+  examples: Record<string, { summary: string; value: unknown }>;
+}
+
+/** One shared response per error status, with an example for each code it can carry (DECISIONS.md §1). */
+const ERROR_RESPONSES: Record<string, ErrorResponse> = {
+  '400': {
+    name: 'BadRequest',
+    description:
+      'The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` ' +
+      '(a status move that is not allowed) or `primary_location` (the primary location cannot be deleted).',
+    headers: COUNTED,
+    examples: {
+      validation_error: {
+        summary: 'A field is invalid',
+        ...errorExample('validation_error', 'Invalid body: email must be an email address', [
+          { field: 'email', message: 'must be an email address' },
+        ]),
+      },
+      invalid_status_transition: {
+        summary: 'A status move that is not allowed',
+        ...errorExample('invalid_status_transition', 'An estimate cannot move from Accepted to Pending.'),
+      },
+      primary_location: {
+        summary: 'Deleting the primary location',
+        ...errorExample('primary_location', 'The primary location cannot be deleted; make another location primary first.'),
+      },
+    },
+  },
+  '401': {
+    name: 'Unauthorized',
+    description: 'The API key is missing, malformed, unknown or revoked (`unauthorized`). Not counted as usage.',
+    headers: REQUEST_ID,
+    examples: {
+      unauthorized: {
+        summary: 'No or a bad key',
+        ...errorExample('unauthorized', 'A valid API key is required: send Authorization: Bearer <key>.'),
+      },
+    },
+  },
+  '403': {
+    name: 'Forbidden',
+    description:
+      'The key may not do this: `ip_restricted` (the client address is not among the key\'s allowed IPs), ' +
+      '`addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the ' +
+      'monthly request limit is used up).',
+    headers: { ...REQUEST_ID, ...USAGE },
+    examples: {
+      ip_restricted: {
+        summary: 'Not an allowed IP',
+        ...errorExample('ip_restricted', 'This API key may not be used from this IP address.'),
+      },
+      addon_required: {
+        summary: 'The add-on is missing',
+        ...errorExample('addon_required', 'This endpoint needs the photos add-on.'),
+      },
+      usage_limit_exceeded: {
+        summary: 'The monthly limit is used up',
+        ...errorExample('usage_limit_exceeded', 'The monthly request limit of this company is used up.'),
+      },
+    },
+  },
+  '404': {
+    name: 'NotFound',
+    description: 'The addressed record does not exist in this company, or is soft-deleted (`not_found`).',
+    headers: COUNTED,
+    examples: { not_found: { summary: 'No such record', ...errorExample('not_found', 'Customer not found.') } },
+  },
+  '409': {
+    name: 'Conflict',
+    description: 'A request with the same Idempotency-Key is still in progress (`conflict`); retry later.',
+    headers: COUNTED,
+    examples: {
+      conflict: {
+        summary: 'Same Idempotency-Key in flight',
+        ...errorExample('conflict', 'A request with this Idempotency-Key is still in progress; retry later.'),
+      },
+    },
+  },
+  '412': {
+    name: 'PreconditionFailed',
+    description: 'If-Match names none of the record\'s current ETags (`precondition_failed`); nothing changed.',
+    headers: COUNTED,
+    examples: {
+      precondition_failed: {
+        summary: 'The record changed since it was read',
+        ...errorExample('precondition_failed', 'The record has changed: If-Match does not match its current ETag.'),
+      },
+    },
+  },
+  '413': {
+    name: 'PayloadTooLarge',
+    description: 'The request body is larger than the server accepts (`payload_too_large`).',
+    headers: COUNTED,
+    examples: {
+      payload_too_large: { summary: 'Body too large', ...errorExample('payload_too_large', 'The request body is too large.') },
+    },
+  },
+  '429': {
+    name: 'RateLimited',
+    description: 'This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds.',
+    headers: { ...COUNTED, 'Retry-After': header('RetryAfter') },
+    examples: {
+      rate_limited: {
+        summary: 'Too many requests',
+        ...errorExample('rate_limited', 'Rate limit of 600 requests per minute exceeded; retry in 42 s.'),
+      },
+    },
+  },
+  '500': {
+    name: 'InternalError',
+    description: 'An unexpected server error (`internal_error`); the body says nothing about the inside. Quote x-request-id when reporting it.',
+    headers: COUNTED,
+    examples: { internal_error: { summary: 'Unexpected error', ...errorExample('internal_error', 'An unexpected error occurred.') } },
+  },
+  '503': {
+    name: 'ServiceUnavailable',
+    description: 'The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly.',
+    headers: COUNTED,
+    examples: {
+      service_unavailable: {
+        summary: 'Database unreachable',
+        ...errorExample('service_unavailable', 'The database is unavailable; retry shortly.'),
+      },
+    },
+  },
+};
 
 const IDEMPOTENCY_KEY = {
   in: 'header',
@@ -16,15 +204,30 @@ const IDEMPOTENCY_KEY = {
     'Makes the POST safe to retry: the same key with the same request within 24 h returns the first response ' +
     '(with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; ' +
     'a retry while the first is still running waits for it, or gets 409.',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  schema: { type: 'string', minLength: 1, maxLength: 255, example: 'order-4711-payment-1' },
 };
 
-const USAGE_HEADERS = {
-  'X-Usage-Count': { description: 'Requests of the company this month, this one included.', schema: { type: 'integer' } },
-  'X-Usage-Limit': { description: 'The monthly request limit; absent when unlimited.', schema: { type: 'integer' } },
-  'X-Usage-Resets': { description: 'Start of the next month (UTC), when the count resets.', schema: { type: 'string', format: 'date-time' } },
-  'X-Request-Id': { description: 'The request id (echoed when the client sent one).', schema: { type: 'string' } },
-};
+/** What a success answers, by the operation's verb (operationId prefix). */
+function successDescription(operationId: string | undefined, summary: string | undefined): string {
+  const verb = /^[a-z]+/.exec(operationId ?? '')?.[0];
+  switch (verb) {
+    case 'list':
+      return 'A page of records, newest first by default, with `pagination`.';
+    case 'get':
+      return 'The record, as it is now.';
+    case 'create':
+      return 'The created record, exactly as a GET of it answers.';
+    case 'update':
+    case 'patch':
+      return 'The updated record, exactly as a GET of it answers.';
+    case 'delete':
+      return 'The record is soft-deleted; `data.message` confirms it.';
+    case 'preview':
+      return 'The amounts a create with the same input would store; nothing is stored.';
+    default:
+      return summary ? `OK: ${summary.charAt(0).toLowerCase()}${summary.slice(1)}.` : 'OK.';
+  }
+}
 
 /** Declared once in components and referenced by every operation they apply to. */
 const ETAG_COMPONENTS = {
@@ -45,7 +248,7 @@ const ETAG_COMPONENTS = {
         "Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's " +
         'current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing ' +
         'changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional.',
-      schema: { type: 'string', example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
+      schema: { type: 'string', maxLength: 8192, example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
     },
     IfNoneMatch: {
       in: 'header',
@@ -54,7 +257,7 @@ const ETAG_COMPONENTS = {
       description:
         "One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current " +
         'ETag the answer is 304 Not Modified with no body.',
-      schema: { type: 'string', example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
+      schema: { type: 'string', maxLength: 8192, example: '"1q2w3e4r5t6y7u8i9o0pAaSsDdFfGgHh"' },
     },
   },
 };
@@ -96,15 +299,83 @@ function documentConditionalRequests(path: string, method: string, operation: Js
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function collectRefs(node: unknown, found: Set<string>): void {
+function walk(node: unknown, visit: (object: Json) => void): void {
   if (Array.isArray(node)) {
-    for (const item of node) collectRefs(item, found);
+    for (const item of node) walk(item, visit);
   } else if (node && typeof node === 'object') {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string') found.add(value);
-      else collectRefs(value, found);
+    visit(node as Json);
+    for (const value of Object.values(node)) walk(value, visit);
+  }
+}
+
+function isStringSchema(schema: Json): boolean {
+  const type = schema.type;
+  if (type === 'string') return true;
+  if (Array.isArray(type)) return type.includes('string');
+  const anyOf = schema.anyOf as Json[] | undefined;
+  return Array.isArray(anyOf) && anyOf.some((member) => member.type === 'string');
+}
+
+function setUuidFormat(schema: Json): void {
+  const anyOf = schema.anyOf as Json[] | undefined;
+  const target = Array.isArray(anyOf) ? anyOf.find((member) => member.type === 'string') : schema;
+  if (target && !target.format) target.format = 'uuid';
+}
+
+/** Returned ids are UUIDs: `uuid`, `*_uuid`, `*user_id` and a user's `id`. */
+function markUuids(node: unknown): void {
+  walk(node, (object) => {
+    const properties = object.properties as Record<string, Json> | undefined;
+    if (!properties || typeof properties !== 'object') return;
+    const userShaped = 'first_name' in properties && 'last_name' in properties;
+    for (const [name, schema] of Object.entries(properties)) {
+      if (!schema || typeof schema !== 'object' || !isStringSchema(schema)) continue;
+      if (name === 'uuid' || name.endsWith('_uuid') || /(^|_)user_id$/.test(name) || (name === 'id' && userShaped)) {
+        setUuidFormat(schema);
+      }
+    }
+  });
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Integers name their width: int32 when the bounds fit, else int64 (JavaScript keeps 53 bits of it exactly). */
+function integerFormats(node: unknown): void {
+  walk(node, (object) => {
+    if (object.type !== 'integer' || object.format) return;
+    const max = typeof object.maximum === 'number' ? object.maximum : Infinity;
+    const min = typeof object.minimum === 'number' ? object.minimum : -Infinity;
+    object.format = max <= INT32_MAX && min >= -INT32_MAX - 1 ? 'int32' : 'int64';
+  });
+}
+
+/** OpenAPI 3.1: a file is a schema with contentMediaType, not `type: string, format: binary`. */
+function fileFields(requestBody: Json | undefined): void {
+  const multipart = (requestBody?.content as Record<string, Json> | undefined)?.['multipart/form-data'];
+  if (!multipart) return;
+  walk(multipart.schema, (object) => {
+    if (object.format === 'binary') {
+      delete object.type;
+      delete object.format;
+      object.contentMediaType = 'application/octet-stream';
+    }
+  });
+}
+
+/** A query parameter documented as an array is sent comma-separated (`status=New,Scheduled`). */
+function commaLists(parameters: Json[] | undefined): void {
+  for (const parameter of parameters ?? []) {
+    if (parameter.in === 'query' && (parameter.schema as Json | undefined)?.type === 'array') {
+      parameter.style = 'form';
+      parameter.explode = false;
     }
   }
+}
+
+function collectRefs(node: unknown, found: Set<string>): void {
+  walk(node, (object) => {
+    if (typeof object.$ref === 'string') found.add(object.$ref);
+  });
 }
 
 function dropUnusedSchemas(document: Json): void {
@@ -121,30 +392,59 @@ function dropUnusedSchemas(document: Json): void {
   }
 }
 
+function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
+  return {
+    description: error.description,
+    ...(withHeaders ? { headers: error.headers } : {}),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: error.examples } },
+  };
+}
+
 export function finishOpenApiDocument<T>(input: T): T {
   const document = input as unknown as Json;
+  const components = (document.components ??= {}) as Json;
+  components.headers = { ...HEADERS, ...ETAG_COMPONENTS.headers };
+  components.parameters = { ...(components.parameters as Json | undefined), ...ETAG_COMPONENTS.parameters, IdempotencyKey: IDEMPOTENCY_KEY };
+  const usedResponses = new Set<ErrorResponse>();
+
   const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
-  const components = (document.components ??= {}) as Record<string, Json>;
-  components.headers = { ...ETAG_COMPONENTS.headers, ...components.headers };
-  components.parameters = { ...ETAG_COMPONENTS.parameters, ...components.parameters };
   for (const [path, operations] of Object.entries(paths)) {
-    if (!path.startsWith('/api/v1')) continue;
+    const api = path.startsWith('/api/v1');
     for (const [method, operation] of Object.entries(operations)) {
       documentConditionalRequests(path, method, operation);
-      if (method === 'post') {
+      commaLists(operation.parameters as Json[] | undefined);
+      if (!operation.description && typeof operation.summary === 'string') operation.description = `${operation.summary}.`;
+      fileFields(operation.requestBody as Json | undefined);
+      if (api && method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];
         if (!parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
-          operation.parameters = [...parameters, IDEMPOTENCY_KEY];
+          operation.parameters = [...parameters, { $ref: '#/components/parameters/IdempotencyKey' }];
         }
       }
       const responses = (operation.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
-        // Usage is counted once a request is authenticated.
-        if (status === '401') continue;
-        response.headers = { ...USAGE_HEADERS, ...(response.headers as Json | undefined) };
+        const error = ERROR_RESPONSES[status];
+        if (error) {
+          // Outside /api/v1 (the health probes) there is no key, so no usage or rate-limit headers.
+          if (api) usedResponses.add(error);
+          responses[status] = api ? { $ref: `#/components/responses/${error.name}` } : errorComponent(error, false);
+          continue;
+        }
+        if (!response.description || response.description === 'Default Response') {
+          response.description = successDescription(operation.operationId as string | undefined, operation.summary as string | undefined);
+        }
+        if (api) response.headers = { ...COUNTED, ...(response.headers as Json | undefined) };
+        markUuids(response.content);
       }
     }
   }
+  components.responses = Object.fromEntries(
+    Object.values(ERROR_RESPONSES)
+      .filter((error) => usedResponses.has(error))
+      .map((error) => [error.name, errorComponent(error, true)]),
+  );
+  markUuids(components.schemas);
+  integerFormats(document);
   dropUnusedSchemas(document);
   return input;
 }

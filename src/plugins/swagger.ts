@@ -1,12 +1,53 @@
+import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
+import apiReference from '@scalar/fastify-api-reference';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_DESCRIPTION } from '../shared/api-description.js';
 import { finishOpenApiDocument } from './openapi-finish.js';
 import { WEBHOOKS_OPENAPI } from '../modules/webhooks/webhooks.openapi.js';
 
-/** The OpenAPI 3.1 document, generated from the route schemas; served at /openapi.json and /docs. */
+/**
+ * The reference page loads only what this server serves: its script, the document and inline styles. The
+ * one inline script (the page's configuration) is allowed by its hash. No upgrade-insecure-requests: the
+ * page must work over plain HTTP on any host name (a LAN address, a container name), not only localhost.
+ */
+function docsCsp(inlineScriptHashes: string[]): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' ${inlineScriptHashes.map((hash) => `'sha256-${hash}'`).join(' ')}`.trim(),
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function inlineScriptHashes(html: string): string[] {
+  const hashes: string[] = [];
+  for (const match of html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)) {
+    hashes.push(createHash('sha256').update(match[1], 'utf8').digest('base64'));
+  }
+  return hashes;
+}
+
+async function docsHeaders(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (request.url.includes('/js/')) {
+    // The bundled script changes only with the package version; let browsers keep it for a day.
+    reply.header('cache-control', 'public, max-age=86400');
+  } else if (typeof payload === 'string' && payload.startsWith('<!doctype html>')) {
+    reply.header('content-security-policy', docsCsp(inlineScriptHashes(payload)));
+  }
+  return payload;
+}
+
+/** The OpenAPI 3.1 document, generated from the route schemas; served at /openapi.json and browsable at /docs. */
 export const swaggerPlugin = fp(
   async (app) => {
     await app.register(fastifySwagger, {
@@ -16,8 +57,17 @@ export const swaggerPlugin = fp(
           title: 'Field-Service CRM API',
           version: '1.0.0',
           description: API_DESCRIPTION,
+          // Each deployment is run by its own operator; the document names no vendor address.
+          contact: { name: 'The operator of this server' },
         },
-        servers: [{ url: '/', description: 'This server' }],
+        // Relative: the document describes whichever environment (local, staging or production) serves it.
+        servers: [
+          {
+            url: '/',
+            description: 'This server: local, staging or production, whichever serves this document',
+            'x-internal': false,
+          } as { url: string; description: string },
+        ],
         tags: [
           { name: 'Company', description: 'The company of the API key.' },
           { name: 'Users', description: 'The users of the company.' },
@@ -38,15 +88,56 @@ export const swaggerPlugin = fp(
         ],
         components: {
           securitySchemes: {
-            bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer fsc_live_...' },
-            apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: '`Authorization: Bearer fsc_live_...`, a key issued with the admin CLI.',
+            },
+            apiKeyHeader: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'X-API-Key',
+              description: 'The same key in the `X-API-Key` header.',
+            },
           },
         },
       },
       transform: jsonSchemaTransform,
       transformObject: (input) => ({ ...finishOpenApiDocument(jsonSchemaTransformObject(input)), webhooks: WEBHOOKS_OPENAPI as never }),
     });
-    await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+    await app.register(apiReference, {
+      routePrefix: '/docs',
+      logLevel: 'warn',
+      hooks: {
+        onRequest: async (_request, reply) => {
+          reply.header('x-robots-tag', 'noindex');
+        },
+      },
+      configuration: {
+        content: () => app.swagger(),
+        pageTitle: 'Field-Service CRM API reference',
+        metaData: { title: 'Field-Service CRM API reference' },
+        theme: 'default',
+        layout: 'modern',
+        // Fonts and the request proxy would come from third-party hosts; the page uses only this server.
+        withDefaultFonts: false,
+        // The built-in assistant talks to a third-party service; the page keeps to this server.
+        agent: { disabled: true },
+        telemetry: false,
+        // The developer toolbar offers sharing and SDK generation on scalar.com; not for this page.
+        showDeveloperTools: 'never',
+        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+        authentication: { preferredSecurityScheme: 'bearerAuth' },
+        hideDownloadButton: false,
+        // The sidebar lists every operation at once: the reference is searchable and scannable.
+        defaultOpenAllTags: true,
+        customCss: ':root { --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }',
+      },
+    });
+    // The page, its script and its document copy get the page's own headers.
+    app.addHook('onSend', async (request, reply, payload) =>
+      request.url === '/docs' || request.url.startsWith('/docs/') ? docsHeaders(request, reply, payload) : payload,
+    );
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },
   { name: 'swagger' },

@@ -20,7 +20,8 @@ Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_
 Bodies are strict: unknown or read-only fields are 400. On update, an absent field is unchanged and null clears a
 nullable field; PUT and PATCH are both partial updates. Unknown query parameters are 400.
 Money has at most 2 decimals and is never negative; quantity is > 0 with at most 3 decimals; tax rates and
-percentages have at most 4 decimals. Timestamps need Z or an offset and are returned in UTC.
+percentages have at most 4 decimals. Each field states its bounds as minimum, exclusiveMinimum, maximum and
+multipleOf (meant decimally: 19.99 is a multiple of 0.01). Timestamps need Z or an offset and are returned in UTC.
 
 A request body must be a JSON object: \`null\`, an array, a string or a number is 400 on every endpoint.
 
@@ -46,4 +47,9 @@ count; their X-Usage-Count shows the current count. Requests are rate limited pe
 headers \`webhook-id\` (the event uuid), \`webhook-timestamp\` (Unix seconds) and \`webhook-signature\` (\`v1,\` + base64
 HMAC-SHA256 of \`<id>.<timestamp>.<body>\` keyed with the secret's bytes after \`whsec_\`); see \`webhooks.event\`.
 Delivery is at least once, retried on failure, and logged at \`/webhook_endpoints/{uuid}/deliveries\`.
+
+## More
+The repository's docs/ folder explains the concepts (authentication, errors, lists and sync, money and rounding,
+numbering, idempotency, ETags, events and webhooks). Keys are issued with the admin CLI
+(\`npm run --silent admin -- --help\`).
 `.trim();

@@ -65,6 +65,8 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const { path, tag, noun, plural, service, descriptions = {} } = options;
   const lowerNoun = noun.toLowerCase();
+  // "an estimate", "an invoice", "a customer".
+  const aNoun = `${/^[aeiou]/.test(lowerNoun) ? 'an' : 'a'} ${lowerNoun}`;
   const pascalPlural = plural.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
   const pascalNoun = noun.replace(/\s+(\w)/g, (_, char: string) => char.toUpperCase());
   const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
@@ -100,7 +102,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       schema: {
         tags: [tag],
         operationId: `get${pascalNoun}`,
-        summary: `Get a ${lowerNoun}`,
+        summary: `Get ${aNoun}`,
         description: descriptions.get ?? `A soft-deleted ${lowerNoun} is 404 unless include_deleted=true.`,
         security: SECURITY,
         params: UuidParams,
@@ -119,7 +121,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       schema: {
         tags: [tag],
         operationId: `create${pascalNoun}`,
-        summary: `Create a ${lowerNoun}`,
+        summary: `Create ${aNoun}`,
         description: descriptions.create,
         security: SECURITY,
         body: options.createBody,
@@ -137,7 +139,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       schema: {
         tags: [tag],
         operationId: `${method === 'PUT' ? 'update' : 'patch'}${pascalNoun}`,
-        summary: `Update a ${lowerNoun} (${method}; partial)`,
+        summary: `Update ${aNoun} (${method}; partial)`,
         description:
           descriptions.update ?? 'Partial update: absent fields are unchanged, null clears a nullable field.',
         security: SECURITY,
@@ -164,7 +166,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
       schema: {
         tags: [tag],
         operationId: `delete${pascalNoun}`,
-        summary: `Delete a ${lowerNoun} (soft)`,
+        summary: `Delete ${aNoun} (soft)`,
         description: descriptions.remove ?? 'Sets deleted_at; the record stays and is listed only with include_deleted=true.',
         security: SECURITY,
         params: UuidParams,

@@ -5,6 +5,7 @@ import { decimalPlaces, MAX_CENTS } from './money.js';
 
 export const uuidString = z
   .string()
+  .length(36, 'must be a UUID')
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
   .transform((value) => value.toLowerCase())
   .meta({ format: 'uuid', example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
@@ -22,11 +23,13 @@ export const usState = z
 
 export const zipCode = z
   .string()
+  .max(10, 'must be 12345, 12345-6789 or 123456789')
   .regex(/^\d{5}(?:-?\d{4})?$/, 'must be 12345, 12345-6789 or 123456789')
   .meta({ example: '78701' });
 
 export const phoneNumber = z
   .string()
+  .max(12, 'must be xxx-xxx-xxxx')
   .regex(/^\d{3}-\d{3}-\d{4}$/, 'must be xxx-xxx-xxxx')
   .meta({ example: '512-555-0142' });
 
@@ -34,6 +37,7 @@ export const emailAddress = z.email('must be an email address').max(254).meta({ 
 
 export const calendarDate = z
   .string()
+  .max(10, 'must be a YYYY-MM-DD date')
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date')
   .refine((value) => {
     const [year, month, day] = value.split('-').map(Number);
@@ -44,12 +48,14 @@ export const calendarDate = z
 
 export const timeOfDay = z
   .string()
+  .max(5, 'must be HH:MM between 00:00 and 23:59')
   .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM between 00:00 and 23:59')
   .meta({ example: '09:30' });
 
 /** ISO 8601 timestamp with Z or an offset; parsed to a Date. */
 export const timestampInput = z
   .string()
+  .max(64, 'must be an ISO 8601 timestamp with Z or an offset')
   .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with Z or an offset' }))
   .transform((value) => new Date(value))
   .refine((date) => {
@@ -80,30 +86,89 @@ export const timezoneName = z
   }, 'must be a valid IANA time zone')
   .meta({ example: 'America/Chicago' });
 
-function decimalNumber(places: number, label: string) {
-  return z.number().refine((value) => {
-    try {
-      return decimalPlaces(value) <= places;
-    } catch {
-      return false;
-    }
-  }, `${label} must have at most ${places} decimal places`);
+/*
+ * Numeric rules are zod checks that the OpenAPI document shows as schema keywords (minimum, exclusiveMinimum,
+ * maximum, multipleOf): the validation and the documentation are one source. zod's multipleOf compares the
+ * quotient with a tolerance, so a decimal such as 19.99 is a multiple of 0.01 and 1.005 is not.
+ */
+const MAX_MONEY = MAX_CENTS / 100;
+
+/**
+ * The tolerance lets through binary noise such as 0.30000000000000004 or 5e-324; the exact decimal text
+ * decides those, only when every other check passed, so a value gets one message per broken rule.
+ */
+function exactDecimals<T extends z.ZodNumber>(schema: T, places: number, message: string) {
+  return schema.refine(
+    (value) => {
+      try {
+        return decimalPlaces(value) <= places;
+      } catch {
+        return false;
+      }
+    },
+    { message, when: (payload) => payload.issues.length === 0 },
+  );
 }
 
 /** Money input: never negative, at most 2 decimals, within numeric(12,2). */
-export const moneyInput = decimalNumber(2, 'an amount')
-  .pipe(z.number().min(0, 'must not be negative').max(MAX_CENTS / 100, 'is too large'))
+export const moneyInput = exactDecimals(
+  z
+    .number()
+    .min(0, 'must not be negative')
+    .max(MAX_MONEY, 'is too large')
+    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+  2,
+  'an amount must have at most 2 decimal places',
+)
   .meta({ example: 149.99 });
 
+/** Money that must be above zero (a payment's amount): greater than 0, at most 2 decimals. */
+export const positiveMoneyInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(MAX_MONEY, 'is too large')
+    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+  2,
+  'an amount must have at most 2 decimal places',
+)
+  .meta({ example: 30 });
+
 /** Quantity: greater than 0, at most 3 decimals. */
-export const quantityInput = decimalNumber(3, 'a quantity')
-  .pipe(z.number().gt(0, 'must be greater than 0').max(999_999_999, 'is too large'))
+export const quantityInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(999_999_999, 'is too large')
+    .multipleOf(0.001, 'a quantity must have at most 3 decimal places'),
+  3,
+  'a quantity must have at most 3 decimal places',
+)
   .meta({ example: 1 });
 
 /** Percent rate: 0..100 with at most 4 decimals. */
-export const percentInput = decimalNumber(4, 'a percentage')
-  .pipe(z.number().min(0, 'must not be negative').max(100, 'must be at most 100'))
+export const percentInput = exactDecimals(
+  z
+    .number()
+    .min(0, 'must not be negative')
+    .max(100, 'must be at most 100')
+    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+  4,
+  'a percentage must have at most 4 decimal places',
+)
   .meta({ example: 8.25 });
+
+/** A share in percent: greater than 0, at most 100, at most 4 decimals. */
+export const positivePercentInput = exactDecimals(
+  z
+    .number()
+    .gt(0, 'must be greater than 0')
+    .max(100, 'must be at most 100')
+    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+  4,
+  'a percentage must have at most 4 decimal places',
+)
+  .meta({ example: 33.3333 });
 
 /** Free-form objects nest at most this deep (DECISIONS.md §4); the object itself is level 1. */
 export const FREE_FORM_MAX_DEPTH = 32;
@@ -132,7 +197,7 @@ function depthExceeds(value: unknown, limit: number): boolean {
  * internal_flags, payment_details, ...) is this one schema: bounded in depth and size in one place.
  */
 export const jsonObject = z
-  .record(z.string(), z.unknown())
+  .record(z.string().max(255, 'a key must be at most 255 characters'), z.unknown())
   .superRefine((value, context) => {
     if (depthExceeds(value, FREE_FORM_MAX_DEPTH)) {
       context.addIssue({ code: 'custom', message: `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep` });

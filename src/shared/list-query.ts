@@ -53,3 +53,26 @@ export function toPage<T>(items: T[], total: number, query: Pick<ListQuery, 'pag
     },
   };
 }
+
+/**
+ * A filter that takes one value or several, comma-separated (`status=New,Scheduled`), each one of `allowed`.
+ * Parsed to the distinct values; documented as an array of the enum sent comma-separated (style form,
+ * explode false), so clients and generators see the allowed values.
+ */
+export function commaSeparatedEnum<const T extends readonly [string, ...string[]]>(allowed: T, noun: string, example: T[number][]) {
+  return z
+    .string()
+    .transform((value, context) => {
+      const values = value.split(',').map((part) => part.trim());
+      const unknown = values.filter((part) => !(allowed as readonly string[]).includes(part));
+      if (unknown.length > 0) {
+        context.addIssue({
+          code: 'custom',
+          message: `unknown ${noun} ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${allowed.join(', ')}`,
+        });
+        return z.NEVER;
+      }
+      return [...new Set(values)] as Array<T[number]>;
+    })
+    .meta({ type: 'array', items: { type: 'string', enum: [...allowed] }, minItems: 1, maxItems: allowed.length, example });
+}

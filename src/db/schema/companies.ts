@@ -50,6 +50,8 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull(),
     allowedIps: text('allowed_ips').array().notNull().default(sql`ARRAY[]::text[]`),
     revokedAt: timestamptz('revoked_at'),
+    /** Set when an instance loads the key for a request, at most once a minute (not on every request). */
+    lastUsedAt: timestamptz('last_used_at'),
     createdAt: lifecycle.createdAt,
   },
   (table) => [

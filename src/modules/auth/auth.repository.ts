@@ -1,9 +1,10 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { apiKeys, companies } from '../../db/schema/index.js';
 
 export interface KeyRecord {
   apiKeyId: string;
+  keyPrefix: string;
   companyId: string;
   userId: string;
   allowedIps: string[];
@@ -16,6 +17,7 @@ export async function findActiveKey(db: Db, keyHash: string): Promise<KeyRecord 
   const [row] = await db
     .select({
       apiKeyId: apiKeys.id,
+      keyPrefix: apiKeys.keyPrefix,
       companyId: apiKeys.companyId,
       userId: apiKeys.userId,
       allowedIps: apiKeys.allowedIps,
@@ -27,4 +29,20 @@ export async function findActiveKey(db: Db, keyHash: string): Promise<KeyRecord 
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * Records that a key was used. Called when an instance loads the key (at most once per cache period) and
+ * writes at most once a minute per key, so "last used" costs no write per request.
+ */
+export async function touchKeyLastUsed(db: Db, apiKeyId: string): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`now()` })
+    .where(
+      and(
+        eq(apiKeys.id, apiKeyId),
+        or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`)),
+      ),
+    );
 }

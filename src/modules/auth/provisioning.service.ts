@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
@@ -149,6 +149,68 @@ export async function setCompany(
   if (input.monthlyRequestLimit !== undefined) values.monthlyRequestLimit = input.monthlyRequestLimit;
   await updateCompanySettings(db, companyId, values);
   return { company_uuid: companyId };
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+
+/** Every company, oldest first, with its settings (no keys). */
+export async function listCompanies(db: Db) {
+  const rows = await db
+    .select({
+      uuid: companies.uuid,
+      name: companies.name,
+      email: companies.email,
+      addons: companies.addons,
+      monthlyRequestLimit: companies.monthlyRequestLimit,
+      createdAt: companies.createdAt,
+    })
+    .from(companies)
+    .orderBy(asc(companies.createdAt), asc(companies.uuid));
+  return {
+    companies: rows.map((row) => ({
+      company_uuid: row.uuid,
+      name: row.name,
+      email: row.email,
+      addons: row.addons,
+      monthly_request_limit: row.monthlyRequestLimit,
+      created_at: iso(row.createdAt),
+    })),
+  };
+}
+
+/**
+ * A company's keys, newest first, revoked ones included (with revoked_at). Only the public prefix is
+ * shown: the key itself is stored as a hash and cannot be shown again.
+ */
+export async function listApiKeys(db: Db, input: { companyId: string }) {
+  const companyId = await requireCompany(db, input.companyId);
+  const rows = await db
+    .select({
+      keyPrefix: apiKeys.keyPrefix,
+      userId: apiKeys.userId,
+      firstName: users.firstName,
+      lastName: users.lastName,
+      allowedIps: apiKeys.allowedIps,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(users, and(eq(users.companyId, apiKeys.companyId), eq(users.uuid, apiKeys.userId)))
+    .where(eq(apiKeys.companyId, companyId))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+  return {
+    company_uuid: companyId,
+    api_keys: rows.map((row) => ({
+      key_prefix: row.keyPrefix,
+      user_id: row.userId,
+      user_name: `${row.firstName} ${row.lastName}`,
+      allowed_ips: row.allowedIps,
+      created_at: iso(row.createdAt),
+      last_used_at: iso(row.lastUsedAt),
+      revoked_at: iso(row.revokedAt),
+    })),
+  };
 }
 
 export async function hasAnyCompany(db: Db): Promise<boolean> {

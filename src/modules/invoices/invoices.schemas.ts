@@ -6,6 +6,7 @@ import {
   moneyInput,
   nullableString,
   percentInput,
+  positivePercentInput,
   quantityInput,
   shortText,
   timestampOutput,
@@ -19,14 +20,13 @@ export const LineItemInput = z
   .strictObject({
     description: shortText(1000).nullable().optional().describe('What was done or sold.').meta({ example: 'Replace capacitor' }),
     quantity: quantityInput.optional().describe('Greater than 0, at most 3 decimals; default 1.').meta({ example: 3 }),
-    unit_price: moneyInput.describe('Price of one unit, at most 2 decimals.').meta({ example: 19.99 }),
+    unit_price: moneyInput.describe('Price of one unit, at most 2 decimals.').meta({ example: 19.5 }),
     tax_rate: percentInput.optional().describe('Percent, 0 to 100, at most 4 decimals; default 0.').meta({ example: 8.875 }),
   })
   .describe('line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents.')
   .meta({ id: 'InvoiceLineItemBody' });
 
-const progressPercentage = percentInput
-  .refine((value) => value > 0, 'must be greater than 0')
+const progressPercentage = positivePercentInput
   .describe('Progress invoices only, required there: the share billed, greater than 0 and at most 100 (4 decimals).')
   .meta({ example: 33.3333 });
 

@@ -41,7 +41,8 @@ export const UploadPhotosForm = z.strictObject({
   photos: z
     .array(z.file())
     .min(1)
-    .describe('One or more image files (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too.'),
+    .max(10)
+    .describe('One or more image files (at most 10 a request, MAX_PHOTOS_PER_REQUEST) (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too.'),
   ...UploadFields.shape,
 });
 

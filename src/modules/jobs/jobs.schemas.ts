@@ -14,7 +14,7 @@ import {
   uuidString,
   zipCode,
 } from '../../shared/formats.js';
-import { listQueryShape, searchQuery } from '../../shared/list-query.js';
+import { commaSeparatedEnum, listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { JOB_STATUSES } from './job-lifecycle.js';
 
 export const JOB_PRIORITIES = ['Low', 'Normal', 'High', 'Emergency'] as const;
@@ -56,22 +56,11 @@ export const UpdateJobBody = z.strictObject(fields).partial().meta({ id: 'Update
 export type UpdateJobBody = z.infer<typeof UpdateJobBody>;
 
 /** `status=New,Scheduled`: each value must be a known status. */
-const statusListQuery = z
-  .string()
-  .transform((value, context) => {
-    const values = value.split(',').map((part) => part.trim());
-    const unknown = values.filter((part) => !(JOB_STATUSES as readonly string[]).includes(part));
-    if (unknown.length > 0) {
-      context.addIssue({ code: 'custom', message: `unknown status ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${JOB_STATUSES.join(', ')}` });
-      return z.NEVER;
-    }
-    return [...new Set(values)] as Array<(typeof JOB_STATUSES)[number]>;
-  })
-  .optional();
+const statusListQuery = commaSeparatedEnum(JOB_STATUSES, 'status', ['Scheduled', 'In Progress']).optional();
 
 export const ListJobsQuery = z.strictObject({
   ...listQueryShape,
-  status: statusListQuery.describe('One status or several, comma-separated (OR).').meta({ example: 'Scheduled,In Progress' }),
+  status: statusListQuery.describe('One status or several, comma-separated (OR): `status=Scheduled,In Progress`.'),
   location_uuid: uuidString.optional().describe('Jobs at this location.'),
   customer_uuid: uuidString.optional().describe('Jobs of this customer.'),
   assigned_to_user_id: uuidString.optional().describe('Jobs assigned to this user.'),

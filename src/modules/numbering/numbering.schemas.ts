@@ -7,6 +7,7 @@ const KindSettingsBody = z
   .strictObject({
     prefix: z
       .string()
+      .max(20, 'must be 0-20 ASCII letters, digits or - _ / . #')
       .regex(/^[A-Za-z0-9\-_/.#]{0,20}$/, 'must be 0-20 ASCII letters, digits or - _ / . #')
       .optional()
       .describe('0-20 ASCII letters, digits and - _ / . #')

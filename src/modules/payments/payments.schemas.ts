@@ -5,6 +5,7 @@ import {
   jsonObject,
   longText,
   moneyInput,
+  positiveMoneyInput,
   nullableString,
   shortText,
   timestampInput,
@@ -18,8 +19,7 @@ export const PAYMENT_TYPES = ['credit_card', 'ach', 'check', 'cash', 'other'] as
 export const PAYMENT_STATUSES = ['Pending', 'Completed', 'Failed', 'Refunded'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-const positiveAmount = moneyInput
-  .refine((value) => value > 0, 'must be greater than 0')
+const positiveAmount = positiveMoneyInput
   .describe('Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.')
   .meta({ example: 30 });
 

@@ -1,0 +1,90 @@
+import { createRequire } from 'node:module';
+import fp from 'fastify-plugin';
+import pino from 'pino';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+
+/** The object form of Fastify's logger option. */
+type FastifyLoggerOptions = Exclude<NonNullable<FastifyServerOptions['logger']>, boolean>;
+import type { Config } from '../config.js';
+import { redactUrl } from '../shared/urls.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error code of a 4xx/5xx answer, for the request's log line. */
+    errorCode?: string;
+  }
+}
+
+/** pino-pretty is a development dependency: used only when it is installed. */
+function prettyAvailable(): boolean {
+  try {
+    createRequire(import.meta.url).resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The server's logger options: JSON lines with ISO timestamps, keys never logged; human-readable
+ * (pino-pretty) when a developer watches a terminal.
+ */
+export function loggerOptions(config: Config): FastifyLoggerOptions {
+  const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY === true && prettyAvailable();
+  return {
+    level: config.LOG_LEVEL,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:isoDateTime', ignore: 'pid,hostname' } } } : {}),
+  };
+}
+
+const DONE = Symbol('requestDone');
+
+/**
+ * Calls `handler` exactly once per request when its response is over: on onResponse, or when the
+ * connection closes first. A client that closes right after the last byte of a download skips
+ * onResponse; such a request is still logged and counted.
+ */
+export function onRequestDone(
+  app: FastifyInstance,
+  handler: (request: FastifyRequest, reply: FastifyReply, aborted: boolean) => void,
+): void {
+  const once = (request: FastifyRequest, reply: FastifyReply) => {
+    const marks = ((request as unknown as Record<symbol, Set<unknown>>)[DONE] ??= new Set());
+    if (marks.has(handler)) return;
+    marks.add(handler);
+    handler(request, reply, !reply.raw.writableFinished);
+  };
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => once(request, reply));
+  });
+  app.addHook('onResponse', async (request, reply) => once(request, reply));
+}
+
+/** One log line per request: method, URL, status, time, the error code of a refusal; never headers or bodies. */
+export const requestLogPlugin = fp(
+  async (app) => {
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode >= 400 && typeof payload === 'string') {
+        const match = /"code":"([a-z_]+)"/.exec(payload.slice(0, 200));
+        if (match) request.errorCode = match[1];
+      }
+      return payload;
+    });
+    onRequestDone(app, (request, reply, aborted) => {
+      request.log.info(
+        {
+          method: request.method,
+          url: redactUrl(request.url),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ...(request.errorCode ? { error_code: request.errorCode } : {}),
+          ...(aborted ? { aborted: true } : {}),
+        },
+        'request completed',
+      );
+    });
+  },
+  { name: 'request-log' },
+);

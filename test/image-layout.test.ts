@@ -1,0 +1,65 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from './helpers/app.js';
+
+/**
+ * The Docker image's layout, rebuilt in a temporary directory: package.json, bin/, migrations/, the
+ * compiled dist/ and only the production dependencies (what `npm prune --omit=dev` keeps), linked from
+ * this checkout. No src/, no tsx, no TypeScript: `npm run admin` must still work there.
+ */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+const image = mkdtempSync(join(tmpdir(), 'crm-image-'));
+const { url, drop } = await createTestDatabase();
+afterAll(async () => {
+  await drop();
+  rmSync(image, { recursive: true, force: true });
+});
+
+function buildImageLayout() {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(image, 'dist')], {
+    cwd: ROOT,
+    stdio: 'pipe',
+  });
+  for (const entry of ['package.json', 'bin', 'migrations']) cpSync(join(ROOT, entry), join(image, entry), { recursive: true });
+  const production = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\n')
+    .map((path) => relative(join(ROOT, 'node_modules'), path))
+    // Top-level packages (hoisted) carry their nested node_modules with them.
+    .filter((path) => path && !path.startsWith('..') && /^(@[^/]+\/)?[^/@][^/]*$/.test(path));
+  for (const name of new Set(production)) {
+    const target = join(image, 'node_modules', name);
+    mkdirSync(dirname(target), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), target, 'dir');
+  }
+}
+
+const env = () => ({ PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: url });
+
+describe.skipIf(!url)('the image layout (dist/ and production dependencies only)', { timeout: 180_000 }, () => {
+  it('runs the admin CLI: npm run admin works without src/ and without tsx', async () => {
+    buildImageLayout();
+    expect(existsSync(join(image, 'src'))).toBe(false);
+    expect(existsSync(join(image, 'dist/cli/admin.js'))).toBe(true);
+    // The build tools are not there.
+    for (const tool of ['tsx', 'esbuild', 'typescript']) expect(existsSync(join(image, 'node_modules', tool)), tool).toBe(false);
+
+    const version = await run('npm', ['run', '--silent', 'admin', '--', '--version'], { cwd: image, env: env() });
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+
+    // The first key of a `docker compose up` user, then the company list, straight through node.
+    const created = await run('npm', ['run', '--silent', 'admin', '--', 'create-company', '--name', 'Image Co', '--email', 'ops@image.example'], {
+      cwd: image,
+      env: env(),
+    });
+    const company = JSON.parse(created.stdout);
+    expect(company.api_key).toMatch(/^fsc_live_[A-Za-z0-9_-]{43}$/);
+    const listed = await run(process.execPath, ['dist/cli/admin.js', 'list-companies'], { cwd: image, env: env() });
+    expect(JSON.parse(listed.stdout).companies.map((entry: { company_uuid: string }) => entry.company_uuid)).toContain(company.company_uuid);
+  });
+});
