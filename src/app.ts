@@ -10,6 +10,7 @@ import { metricsPlugin } from './plugins/metrics.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
+import { shareRoutes } from './modules/documents/share.routes.js';
 import { apiRoutes } from './routes.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
@@ -111,6 +112,7 @@ async function buildZodApp(deps: AppDeps) {
   await app.register(swaggerPlugin);
   await app.register(healthRoutes);
   await app.register(photoFileRoutes);
+  await app.register(shareRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   return app;
 }

@@ -43,7 +43,8 @@ function foreignKeyField(detail: string | undefined): string {
   return columns.find((column) => column !== 'company_id') ?? 'reference';
 }
 
-function translate(error: unknown): AppError {
+/** Any failure as the AppError the envelope shows (also for routes that answer errors in HTML). */
+export function translate(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError & { validationContext?: string };
 

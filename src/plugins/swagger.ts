@@ -29,6 +29,7 @@ export const swaggerPlugin = fp(
           { name: 'Invoices', description: 'Invoices and their arithmetic.' },
           { name: 'Payments', description: 'Payments against invoices.' },
           { name: 'Numbering', description: 'Invoice and estimate numbering (needs the `numbering` add-on).' },
+          { name: 'Customer pages', description: 'Share-link pages for customers: no key; the signed link is the credential.' },
           { name: 'Health', description: 'Liveness and readiness probes; no key needed.' },
         ],
         components: {

@@ -5,6 +5,7 @@ import { AppError, invalidField } from '../../errors.js';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
+import { publicBaseUrl } from '../../shared/public-url.js';
 import type { LinkOptions } from '../../storage/storage.js';
 import {
   FILE_FIELDS,
@@ -63,7 +64,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   const db = () => app.deps.database.db;
   const links = (request: FastifyRequest): service.PhotoLinks => ({ storage: app.deps.storage, link: linkOptions(request) });
   const linkOptions = (request: FastifyRequest): LinkOptions => ({
-    baseUrl: (env.PUBLIC_BASE_URL ?? `${request.protocol}://${request.host}`).replace(/\/+$/, ''),
+    baseUrl: publicBaseUrl(request, env),
     ttlSeconds: env.PHOTO_URL_TTL_SECONDS,
   });
 
