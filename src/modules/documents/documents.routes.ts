@@ -27,7 +27,7 @@ const NOUNS: Record<DocumentKind, { path: string; noun: string; tag: string; pas
   estimate: { path: '/estimates', noun: 'estimate', tag: 'Estimates', pascal: 'Estimate' },
 };
 
-const NoBody = z.strictObject({}).optional().describe('No fields; the body may be omitted.');
+const NoBody = z.strictObject({}).nullish().describe('No fields; the body may be omitted.');
 
 /** PDFs, share links and email of invoices and estimates (DECISIONS.md §10). */
 export const documentRoutes: FastifyPluginAsync = async (parent) => {
@@ -105,7 +105,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
             'SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.',
           security: SECURITY,
           params: DocumentParams,
-          body: SendDocumentBody.optional(),
+          body: SendDocumentBody.nullish(),
           response: { 200: okSchema(SentDocument), ...errorResponses(404, 409, 413) },
         },
       },

@@ -216,7 +216,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
           'The customer declines a Pending estimate, as JSON or as the page\'s form: it moves to Declined (responded_at set) and ' +
           'stores response_notes; a second answer is 400 invalid_status_transition.',
         params: ShareTokenParams,
-        body: DeclineEstimateBody.optional(),
+        body: DeclineEstimateBody.nullish(),
         consumes: ['application/json', FORM],
         response: answerResponses('the customer\'s view of the declined estimate.'),
       },
