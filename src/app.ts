@@ -10,8 +10,9 @@ import { metricsPlugin } from './plugins/metrics.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
-import { shareRoutes } from './modules/documents/share.routes.js';
 import { apiRoutes } from './routes.js';
+// After the API routes, so the OpenAPI components keep their order.
+import { shareRoutes } from './modules/documents/share.routes.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 

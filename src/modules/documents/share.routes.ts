@@ -106,6 +106,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
               ? 'While the estimate is Pending, plain forms accept (choosing the tier and add-ons, signing with a name) or decline it; afterwards the page shows the outcome. '
               : '') +
             'A malformed, tampered or expired link, or a deleted record: 404 (an HTML page).',
+          security: [],
           params: ShareTokenParams,
           response: { 200: HtmlResponse('The page.'), 404: HtmlResponse('The link is not available.') },
         },
@@ -130,6 +131,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
           operationId: `get${Kind}SharedPdf`,
           summary: `The PDF of a shared ${kind}`,
           description: `The same PDF as GET /api/v1/${segment}/{uuid}/pdf, without a key. Errors answer the JSON envelope.`,
+          security: [],
           params: ShareTokenParams,
           response: { 200: PdfResponse, 404: NOT_FOUND },
         },
@@ -195,6 +197,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
           're-priced with the chosen tier and add-ons (selected_addons absent = none) by the estimate arithmetic, moves to Accepted ' +
           '(responded_at set), stores response_notes and the signature, and records its change like any estimate update. Of two ' +
           'simultaneous answers one wins; the other is 400 invalid_status_transition.',
+        security: [],
         params: ShareTokenParams,
         body: AcceptEstimateBody,
         consumes: ['application/json', FORM],
@@ -215,6 +218,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         description:
           'The customer declines a Pending estimate, as JSON or as the page\'s form: it moves to Declined (responded_at set) and ' +
           'stores response_notes; a second answer is 400 invalid_status_transition.',
+        security: [],
         params: ShareTokenParams,
         body: DeclineEstimateBody.nullish(),
         consumes: ['application/json', FORM],
