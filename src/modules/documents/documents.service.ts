@@ -97,7 +97,7 @@ async function parties(db: Db, companyId: string, customerUuid: string, jobUuid:
   const company = await getCompany(db, companyId);
   // A document keeps showing its customer and job after they are deleted.
   const customer = await customersService.get(db, companyId, customerUuid, true);
-  const job = jobUuid ? await jobsService.get(db, companyId, jobUuid, true).catch(() => null) : null;
+  const job = jobUuid ? await jobsService.get(db, companyId, jobUuid, true) : null;
   return {
     company: {
       name: company.name,
