@@ -5,7 +5,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
 import { insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
-import { makeCompany, makeCustomer } from './helpers/factories.js';
+import { createVia, makeCompany, makeCustomer } from './helpers/factories.js';
 
 /**
  * The customer page in a real browser (Debian's chromium, driven by puppeteer-core, which downloads
@@ -102,6 +102,36 @@ describe.runIf(runs)('the customer page in Chromium', () => {
     }, 60_000);
   }
 
+  it('renders an invoice page at 375 px without horizontal scrolling', async () => {
+    const company = await makeCompany(ctx.database, { name: 'Reyes Plumbing, Heating & Drain Cleaning of Greater Austin' });
+    const customer = await makeCustomer(ctx.app, company.key, { email: 'dana@example.com' });
+    const job = await insertJob(ctx.database, company.companyId, customer.uuid);
+    const invoice = await createVia(ctx.app, company.key, '/invoices', {
+      job_uuid: job.uuid,
+      customer_uuid: customer.uuid,
+      due_date: '2099-12-31',
+      line_items: [
+        { description: 'Hydro-jetting of the main sewer line from the cleanout to the street connection', quantity: 1, unit_price: 1249.99, tax_rate: 8.25 },
+        { description: 'Camera inspection', quantity: 2.5, unit_price: 120, tax_rate: 8.25 },
+      ],
+      terms: 'Net 30',
+    });
+    const response = await fetch(`${base}/api/v1/invoices/${invoice.uuid}/share_link`, { method: 'POST', headers: { authorization: `Bearer ${company.key}` } });
+    const { data } = (await response.json()) as { data: { url: string } };
+    const page = await browser.newPage();
+    try {
+      await page.setViewport({ width: 375, height: 900 });
+      expect((await page.goto(data.url, { waitUntil: 'load' }))?.status()).toBe(200);
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+      const text = await page.$eval('main', (main) => main.textContent ?? '');
+      // 1,249.99 + 300.00 = 1,549.99; tax 103.12 + 24.75 = 127.87; total 1,677.86
+      expect(text).toContain('$1,677.86');
+      await page.screenshot({ path: path.join(shots, 'invoice-375.png') as `${string}.png`, fullPage: true });
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
   it('accepts an estimate end to end through the plain form (no JavaScript), keyboard only', async () => {
     const { url, estimate, company } = await sharedEstimate();
     const page = await browser.newPage();
@@ -123,6 +153,7 @@ describe.runIf(runs)('the customer page in Chromium', () => {
       // best 2,250.50 + permit 75.00 = 2,325.50; tax 8.25 % = 191.85 (191.854); total 2,517.35
       expect(text).toContain('$2,517.35');
       expect(await page.$('form')).toBeNull();
+      expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
       await page.screenshot({ path: path.join(shots, 'estimate-accepted-375.png') as `${string}.png`, fullPage: true });
     } finally {
       await page.close();
