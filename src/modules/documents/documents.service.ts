@@ -164,11 +164,15 @@ export async function createShareLink(db: Db, links: LinkContext, kind: Document
   return makeShareLink(links, kind, record);
 }
 
-/** The document a share token opens: 404 for a malformed, tampered, expired or deleted one. */
-export async function openSharedDocument(db: Db, signer: UrlSigner, kind: DocumentKind, token: string): Promise<CustomerDocument> {
+/** The record a share token opens and its document: 404 for a malformed, tampered, expired or deleted one. */
+async function openShared(db: Db, signer: UrlSigner, kind: DocumentKind, token: string) {
   const record = openShareToken(signer, kind, token);
   if (!record) throw notFound(kind === 'estimate' ? 'Estimate' : 'Invoice');
-  return loadDocument(db, kind, record);
+  return { record, document: await loadDocument(db, kind, record) };
+}
+
+export async function openSharedDocument(db: Db, signer: UrlSigner, kind: DocumentKind, token: string): Promise<CustomerDocument> {
+  return (await openShared(db, signer, kind, token)).document;
 }
 
 export function estimateView(document: EstimateDocument, pageUrl: string): CustomerEstimateView {
@@ -203,8 +207,8 @@ export function estimateView(document: EstimateDocument, pageUrl: string): Custo
 }
 
 /** The share page acts as the user who made the estimate, in the estimate's company. */
-function estimateActor(estimate: EstimateRecord, companyId: string): Actor {
-  return { companyId, userId: estimate.created_by_user_id };
+function estimateActor(document: EstimateDocument, companyId: string): Actor {
+  return { companyId, userId: document.estimate.created_by_user_id };
 }
 
 /**
@@ -213,15 +217,14 @@ function estimateActor(estimate: EstimateRecord, companyId: string): Actor {
  * first requires it to be Pending under the row lock.
  */
 export async function acceptEstimate(db: Db, signer: UrlSigner, token: string, body: AcceptEstimateBody): Promise<EstimateDocument> {
-  const document = (await openSharedDocument(db, signer, 'estimate', token)) as EstimateDocument;
-  const record = openShareToken(signer, 'estimate', token)!;
+  const { record, document } = await openShared(db, signer, 'estimate', token);
   const update: UpdateEstimateBody = {
     status: 'Accepted',
     selected_tier: body.selected_tier ?? null,
     selected_addons: body.selected_addons ?? [],
     ...(body.response_notes !== undefined ? { response_notes: body.response_notes } : {}),
   };
-  await updateEstimateWithAnswer(db, estimateActor(document.estimate, record.companyId), record.uuid, update, {
+  await updateEstimateWithAnswer(db, estimateActor(document as EstimateDocument, record.companyId), record.uuid, update, {
     requireStatus: 'Pending',
     signature: { signatureName: body.signature_name.trim(), signedAt: new Date() },
   });
@@ -229,13 +232,12 @@ export async function acceptEstimate(db: Db, signer: UrlSigner, token: string, b
 }
 
 export async function declineEstimate(db: Db, signer: UrlSigner, token: string, body: DeclineEstimateBody): Promise<EstimateDocument> {
-  const document = (await openSharedDocument(db, signer, 'estimate', token)) as EstimateDocument;
-  const record = openShareToken(signer, 'estimate', token)!;
+  const { record, document } = await openShared(db, signer, 'estimate', token);
   const update: UpdateEstimateBody = {
     status: 'Declined',
     ...(body.response_notes !== undefined ? { response_notes: body.response_notes } : {}),
   };
-  await updateEstimateWithAnswer(db, estimateActor(document.estimate, record.companyId), record.uuid, update, { requireStatus: 'Pending' });
+  await updateEstimateWithAnswer(db, estimateActor(document as EstimateDocument, record.companyId), record.uuid, update, { requireStatus: 'Pending' });
   return (await loadDocument(db, 'estimate', record)) as EstimateDocument;
 }
 
@@ -246,7 +248,7 @@ export async function declineEstimate(db: Db, signer: UrlSigner, token: string, 
  */
 export async function sendDocument(
   db: Db,
-  config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SHARE_LINK_TTL_SECONDS'>,
+  config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>,
   links: LinkContext,
   kind: DocumentKind,
   actor: Actor,

@@ -88,6 +88,9 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
     if (request.method === 'POST' && isForm(request)) request.body = normalizeForm(request.body);
   });
 
+  const page = (document: EstimateDocument | InvoiceDocument, options: PageOptions) =>
+    document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
+
   for (const kind of ['estimate', 'invoice'] as const) {
     const segment = SHARE_SEGMENT[kind];
     const Kind = kind === 'estimate' ? 'Estimate' : 'Invoice';
@@ -115,7 +118,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         const path = sharePath(kind, request.params.token);
         try {
           const document = await openSharedDocument(db(), signer, kind, request.params.token);
-          return sendHtml(reply, 200, (nonce) => page(document as EstimateDocument & InvoiceDocument, { path, nonce }));
+          return sendHtml(reply, 200, (nonce) => page(document, { path, nonce }));
         } catch (error) {
           if (error instanceof AppError && error.code === 'not_found') return sendHtml(reply, 404, notFoundPage);
           throw error;
@@ -142,9 +145,6 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       },
     );
   }
-
-  const page = (document: EstimateDocument | InvoiceDocument, options: PageOptions) =>
-    document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
 
   /**
    * Runs an answer: JSON gets the envelope (the customer's view, or the error); a form gets 303 back
