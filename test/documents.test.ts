@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { companies, estimates, invoices, jobs } from '../src/db/schema/index.js';
+import { UrlSigner } from '../src/storage/url-signer.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeInvoice, makePayment } from './helpers/billing-factories.js';
 import { pdfPages, pdfText, shareUrlIn, startMailSink } from './helpers/documents.js';
@@ -740,5 +741,23 @@ describe('OpenAPI', () => {
     expect(acceptOp.responses['303']).toBeDefined();
     expect(document.paths['/share/estimates/{token}'].get.responses['200'].content['text/html']).toBeDefined();
     expect(document.paths['/share/invoices/{token}/pdf'].get.responses['200'].content['application/pdf']).toBeDefined();
+  });
+});
+
+describe('the one link signer', () => {
+  it('keeps photo links and share tokens of each kind apart, and checks expiry', () => {
+    const signer = new UrlSigner('secret');
+    const now = Date.parse('2026-11-22T12:00:00Z');
+    const { token, expires } = signer.token('share:estimate', 'c3ViamVjdA', 60, now);
+    expect(signer.verifyToken('share:estimate', token, now)).toEqual({ subject: 'c3ViamVjdA', expires });
+    expect(signer.verifyToken('share:invoice', token, now)).toBeNull();
+    expect(signer.verifyToken('share:estimate', token, (expires + 1) * 1000)).toBeNull();
+    expect(new UrlSigner('other').verifyToken('share:estimate', token, now)).toBeNull();
+    // A photo link's signature over the same text never passes as a token, nor the other way round.
+    const photo = signer.link('c3ViamVjdA', 60, now);
+    expect(signer.verifyToken('share:estimate', `c3ViamVjdA.${photo.expires}.${Buffer.from(photo.signature, 'hex').toString('base64url')}`, now)).toBeNull();
+    const tokenSignature = Buffer.from(token.split('.')[2]!, 'base64url').toString('hex');
+    expect(signer.verify('c3ViamVjdA', String(expires), tokenSignature, now)).toBe(false);
+    expect(signer.verify('c3ViamVjdA', String(photo.expires), photo.signature, now)).toBe(true);
   });
 });
