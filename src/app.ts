@@ -16,6 +16,8 @@ import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
+// After the API routes, so the OpenAPI components keep their order.
+import { shareRoutes } from './modules/documents/share.routes.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
@@ -148,6 +150,7 @@ async function buildZodApp(deps: AppDeps) {
   await app.register(swaggerPlugin);
   await app.register(healthRoutes);
   await app.register(photoFileRoutes);
+  await app.register(shareRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   await app.register(deliveryWorkerPlugin);
   return app;

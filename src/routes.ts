@@ -19,6 +19,7 @@ import { invoiceRoutes } from './modules/invoices/invoices.routes.js';
 import { paymentRoutes } from './modules/payments/payments.routes.js';
 import { numberingRoutes } from './modules/numbering/numbering.routes.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
+import { documentRoutes } from './modules/documents/documents.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -69,4 +70,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(paymentRoutes);
   await app.register(numberingRoutes);
   await app.register(webhookRoutes);
+  await app.register(documentRoutes);
 };

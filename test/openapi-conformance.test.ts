@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
+import { startMailSink } from './helpers/documents.js';
 import { createVia, makeCompany, makeUser, validCustomer, validLocation } from './helpers/factories.js';
 import { photoUploadPayload, seedAll } from './helpers/seed-all.js';
 import { recordEvent } from './helpers/webhooks.js';
@@ -16,7 +17,10 @@ import { webhookDeliveries } from '../src/db/schema/index.js';
  * successful sample call fails the last test, so a new route must be added here.
  */
 
-const ctx = await buildTestApp();
+// A local SMTP server, so the send operations have a successful sample too.
+const mail = await startMailSink();
+afterAll(() => mail.close());
+const ctx = await buildTestApp({ env: { SMTP_URL: mail.url } });
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 interface ResponseObject {
@@ -74,7 +78,14 @@ function validatorFor(method: Method, path: string, status: number): ValidateFun
   return validate;
 }
 
-function expectConforms(method: Method, path: string, response: LightMyRequestResponse) {
+function expectConforms(method: Method, path: string, response: LightMyRequestResponse, contentType = 'application/json') {
+  if (contentType !== 'application/json') {
+    // PDFs and pages: the answer has the media type the document lists for that status.
+    expect(response.headers['content-type'], `${method} ${path}`).toMatch(new RegExp(`^${contentType}`));
+    const operation = document.paths[path]?.[method.toLowerCase() as Lowercase<Method>];
+    expect(operation?.responses[String(response.statusCode)]?.content?.[contentType], `${method} ${path} ${contentType}`).toBeDefined();
+    return;
+  }
   expect(response.headers['content-type'], `${method} ${path}`).toMatch(/^application\/json/);
   const body: unknown = response.json();
   const validate = validatorFor(method, path, response.statusCode);
@@ -140,6 +151,12 @@ await ctx.database.db.insert(webhookDeliveries).values({
   lastError: 'The receiver answered HTTP 500.',
 });
 
+const declinable = await createVia(ctx.app, key, '/estimates', {
+  customer_uuid: seed.customerUuid,
+  template_uuid: tiered.uuid,
+  selected_tier: 'good',
+});
+
 /** Ids made by the sample calls themselves, for the calls after them. */
 const made: Record<string, string> = {};
 const missing = randomUUID();
@@ -159,6 +176,10 @@ interface Sample {
   key?: string | null;
   /** Remembers the created record's uuid under this name. */
   save?: string;
+  /** Remembers the token of the share link the answer carries under this name. */
+  saveLink?: string;
+  /** The media type of a non-JSON answer (PDFs, pages). */
+  contentType?: string;
 }
 
 const uuid = (value: () => string) => () => ({ uuid: value() });
@@ -465,6 +486,32 @@ const samples: Sample[] = [
     status: 404,
     params: () => ({ uuid: hookEndpoint.uuid, delivery_uuid: missing }),
   },
+  // Documents: PDFs, share links, email and the customer pages
+  { method: 'GET', path: '/api/v1/invoices/{uuid}/pdf', status: 200, params: uuid(() => seed.invoiceUuid), contentType: 'application/pdf' },
+  { method: 'GET', path: '/api/v1/estimates/{uuid}/pdf', status: 200, params: uuid(() => richEstimate.uuid), contentType: 'application/pdf' },
+  { method: 'GET', path: '/api/v1/estimates/{uuid}/pdf', status: 404, params: uuid(() => missing) },
+  { method: 'POST', path: '/api/v1/invoices/{uuid}/share_link', status: 200, params: uuid(() => seed.invoiceUuid), saveLink: 'invoiceLink' },
+  { method: 'POST', path: '/api/v1/estimates/{uuid}/share_link', status: 200, params: uuid(() => richEstimate.uuid), saveLink: 'estimateLink' },
+  { method: 'POST', path: '/api/v1/estimates/{uuid}/share_link', status: 200, params: uuid(() => declinable.uuid), body: {}, saveLink: 'declineLink' },
+  { method: 'POST', path: '/api/v1/estimates/{uuid}/send', status: 200, params: uuid(() => richEstimate.uuid), body: { to: 'dana@example.com', cc: ['office@example.com'], message: 'Thanks' } },
+  { method: 'POST', path: '/api/v1/invoices/{uuid}/send', status: 200, params: uuid(() => seed.invoiceUuid), body: { to: 'dana@example.com' } },
+  { method: 'POST', path: '/api/v1/invoices/{uuid}/send', status: 400, params: uuid(() => seed.invoiceUuid), body: { to: 'not-an-email' } },
+  { method: 'GET', path: '/share/invoices/{token}', status: 200, params: () => ({ token: made.invoiceLink }), key: null, contentType: 'text/html' },
+  { method: 'GET', path: '/share/invoices/{token}/pdf', status: 200, params: () => ({ token: made.invoiceLink }), key: null, contentType: 'application/pdf' },
+  { method: 'GET', path: '/share/estimates/{token}', status: 200, params: () => ({ token: made.estimateLink }), key: null, contentType: 'text/html' },
+  { method: 'GET', path: '/share/estimates/{token}/pdf', status: 200, params: () => ({ token: made.estimateLink }), key: null, contentType: 'application/pdf' },
+  { method: 'GET', path: '/share/estimates/{token}/pdf', status: 404, params: () => ({ token: `${made.estimateLink}x` }), key: null },
+  { method: 'POST', path: '/share/estimates/{token}/accept', status: 400, params: () => ({ token: made.estimateLink }), key: null, body: { selected_tier: 'best' } },
+  {
+    method: 'POST',
+    path: '/share/estimates/{token}/accept',
+    status: 200,
+    params: () => ({ token: made.estimateLink }),
+    key: null,
+    body: { selected_tier: 'best', selected_addons: ['filter'], signature_name: 'Dana Reyes', response_notes: 'Yes, please' },
+  },
+  { method: 'POST', path: '/share/estimates/{token}/decline', status: 200, params: () => ({ token: made.declineLink }), key: null, body: { response_notes: 'Not now' } },
+  { method: 'POST', path: '/share/estimates/{token}/decline', status: 400, params: () => ({ token: made.declineLink }), key: null, body: {} },
 
   // Deletes of the seeded records, last; then each reads back with include_deleted=true.
   { method: 'DELETE', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice) },
@@ -505,8 +552,9 @@ describe('responses conform to the OpenAPI document', () => {
     it(`${sample.method} ${sample.path}${sample.query ? `?${sample.query}` : ''} -> ${sample.status}`, async () => {
       const response = await send(sample);
       expect(response.statusCode, response.body).toBe(sample.status);
-      expectConforms(sample.method, sample.path, response);
+      expectConforms(sample.method, sample.path, response, sample.contentType);
       if (sample.save) made[sample.save] = response.json().data.uuid;
+      if (sample.saveLink) made[sample.saveLink] = new URL(response.json().data.url).pathname.split('/').at(-1)!;
     });
   }
 

@@ -44,6 +44,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/share/estimates/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer page of a shared estimate
+         * @description HTML for the customer (no key; the signed token is the credential): the company, the customer, the estimate, its amounts with two decimals and a link to its PDF (`<url>/pdf`). While the estimate is Pending, plain forms accept (choosing the tier and add-ons, signing with a name) or decline it; afterwards the page shows the outcome. A malformed, tampered or expired link, or a deleted record: 404 (an HTML page).
+         */
+        get: operations["getEstimatePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/estimates/{token}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The PDF of a shared estimate
+         * @description The same PDF as GET /api/v1/estimates/{uuid}/pdf, without a key. Errors answer the JSON envelope.
+         */
+        get: operations["getEstimateSharedPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/invoices/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer page of a shared invoice
+         * @description HTML for the customer (no key; the signed token is the credential): the company, the customer, the invoice, its amounts with two decimals and a link to its PDF (`<url>/pdf`). A malformed, tampered or expired link, or a deleted record: 404 (an HTML page).
+         */
+        get: operations["getInvoicePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/invoices/{token}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The PDF of a shared invoice
+         * @description The same PDF as GET /api/v1/invoices/{uuid}/pdf, without a key. Errors answer the JSON envelope.
+         */
+        get: operations["getInvoiceSharedPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/estimates/{token}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a shared estimate
+         * @description The customer accepts a Pending estimate, as JSON or as the page's form (application/x-www-form-urlencoded). The estimate is re-priced with the chosen tier and add-ons (selected_addons absent = none) by the estimate arithmetic, moves to Accepted (responded_at set), stores response_notes and the signature, and records its change like any estimate update. Of two simultaneous answers one wins; the other is 400 invalid_status_transition.
+         */
+        post: operations["acceptSharedEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/share/estimates/{token}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a shared estimate
+         * @description The customer declines a Pending estimate, as JSON or as the page's form: it moves to Declined (responded_at set) and stores response_notes; a second answer is 400 invalid_status_transition.
+         */
+        post: operations["declineSharedEstimate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies/me": {
         parameters: {
             query?: never;
@@ -695,6 +815,126 @@ export interface paths {
          * @description Schedules an attempt now, also for a failed delivery, and answers the delivery.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoices/{uuid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invoice as a PDF
+         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the line items, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Made from the current record on each request. Errors answer the JSON envelope.
+         */
+        get: operations["getInvoicePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoices/{uuid}/share_link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a share link to the invoice's customer page
+         * @description A signed link to a page served without a key (base: PUBLIC_BASE_URL, else this request's host), valid for SHARE_LINK_TTL_SECONDS (default 30 days). The page shows the company, the customer, the invoice and its amounts, and links to its PDF at `<url>/pdf`. Each call makes a new link; earlier links keep working until they expire. A link of a deleted record answers 404.
+         */
+        post: operations["createInvoiceShareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invoices/{uuid}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email the invoice to the customer
+         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, a Draft invoice becomes Pending. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.
+         */
+        post: operations["sendInvoice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/estimates/{uuid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The estimate as a PDF
+         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the chosen tier, add-ons and adjustments, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Made from the current record on each request. Errors answer the JSON envelope.
+         */
+        get: operations["getEstimatePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/estimates/{uuid}/share_link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a share link to the estimate's customer page
+         * @description A signed link to a page served without a key (base: PUBLIC_BASE_URL, else this request's host), valid for SHARE_LINK_TTL_SECONDS (default 30 days). The page shows the company, the customer, the estimate and its amounts, and links to its PDF at `<url>/pdf`; while the estimate is Pending the customer can accept or decline it there. Each call makes a new link; earlier links keep working until they expire. A link of a deleted record answers 404.
+         */
+        post: operations["createEstimateShareLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/estimates/{uuid}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email the estimate to the customer
+         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, the estimate's job moves to Estimate Sent when it is New, Contacted or Scheduled. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.
+         */
+        post: operations["sendEstimate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1788,6 +2028,58 @@ export interface components {
              */
             enabled?: boolean;
         };
+        /** @description All fields optional; an empty body sends to the customer. */
+        SendDocumentBodyInput: {
+            /**
+             * Format: email
+             * @description Recipient; default the customer's email (400 when neither exists).
+             * @example dana@example.com
+             */
+            to?: string;
+            /**
+             * @description Copies, at most 10.
+             * @example [
+             *       "office@example.com"
+             *     ]
+             */
+            cc?: string[];
+            /**
+             * @description A personal note placed above the link.
+             * @example Thanks for having us out today.
+             */
+            message?: string;
+        };
+        AcceptEstimateBodyInput: {
+            /**
+             * @description good, better or best: required for a tiered template; absent or null for a flat one.
+             * @example better
+             */
+            selected_tier?: ("good" | "better" | "best") | null;
+            /**
+             * @description Ids of the template add-ons the customer wants; absent means none (an unchecked form). Unknown ids are 400.
+             * @example [
+             *       "permit"
+             *     ]
+             */
+            selected_addons?: string[];
+            /**
+             * @description The name the customer signs with; required.
+             * @example Dana Reyes
+             */
+            signature_name: string;
+            /**
+             * @description The customer's note.
+             * @example Please call before arriving.
+             */
+            response_notes?: string | null;
+        };
+        DeclineEstimateBodyInput: {
+            /**
+             * @description The customer's reason, if any.
+             * @example Going with a cheaper option.
+             */
+            response_notes?: string | null;
+        };
         Pagination: {
             /**
              * Format: int64
@@ -2706,6 +2998,128 @@ export interface components {
              */
             updated_at: string;
         };
+        ShareLink: {
+            /**
+             * @description Absolute link to the customer page, served without a key; `<url>/pdf` is its PDF.
+             * @example https://api.example.com/share/estimates/AZpMHnwrfT6fEC48TV5vcAGaTB58K309nxArPE1eb3A.1797955200.q2Xh0e6w9oZbB2m7u6h0kXrW3m1Yc8pQeLrN4tVxJ5s
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working (SHARE_LINK_TTL_SECONDS after it was made).
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at: string;
+        };
+        SentDocument: {
+            /**
+             * @description The Message-ID of the email.
+             * @example <0b9f3b0e-1c1d-4f9a-9d61-5f2c1b8a7e31@example.com>
+             */
+            message_id: string;
+            /**
+             * @description The recipients (to, then cc).
+             * @example [
+             *       "dana@example.com"
+             *     ]
+             */
+            to: string[];
+            /**
+             * Format: date-time
+             * @description When the SMTP server accepted the message.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            sent_at: string;
+        };
+        SharedCompany: {
+            /** @example Reyes Plumbing */
+            name: string;
+            /** @example office@reyesplumbing.com */
+            email: string;
+            phone: string | null;
+            /**
+             * @description The company address, one line each.
+             * @example [
+             *       "100 Congress Ave",
+             *       "Austin, TX 78701"
+             *     ]
+             */
+            address_lines: string[];
+        };
+        SharedCustomer: {
+            /**
+             * @description First and last name (and company name when set).
+             * @example Dana Reyes
+             */
+            name: string;
+            /**
+             * @description The job's service address, else the customer's physical address.
+             * @example [
+             *       "12 Elm St",
+             *       "Austin, TX 78702"
+             *     ]
+             */
+            service_address_lines: string[];
+        };
+        /** @description The customer's view of an estimate: no internal notes, ids or links to other records. */
+        CustomerEstimateView: {
+            /** @example EST-0001 */
+            estimate_number: string | null;
+            /** @enum {string} */
+            status: "Pending" | "Accepted" | "Declined" | "Expired";
+            company: components["schemas"]["SharedCompany"];
+            customer: components["schemas"]["SharedCustomer"];
+            /** @example Water heater install */
+            template_name: string;
+            /** @enum {string} */
+            pricing_type: "flat" | "tiered";
+            service_description: string | null;
+            customer_notes: string | null;
+            /** @description The tier prices to choose from (tiered templates), null for flat. */
+            tiers: {
+                /** @example 1000 */
+                good: number;
+                /** @example 1500 */
+                better: number;
+                /** @example 2250.5 */
+                best: number;
+            } | null;
+            /** @description The add-ons to choose from. */
+            addons: {
+                id: string;
+                name: string;
+                /** @example 75 */
+                price: number;
+            }[];
+            /** @example 1 */
+            quantity: number;
+            selected_tier: ("good" | "better" | "best") | null;
+            selected_addons: string[] | null;
+            adjustments: {
+                [key: string]: number;
+            } | null;
+            /** @example 1500 */
+            base_amount: number;
+            /** @example 75 */
+            addons_amount: number;
+            /** @example 0 */
+            tax_amount: number;
+            /** @example 1575 */
+            total_amount: number;
+            expires_at: string | null;
+            responded_at: string | null;
+            response_notes: string | null;
+            /** @description The name signed with on acceptance. */
+            signature_name: string | null;
+            signed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /** @description The PDF of this estimate (`<url>/pdf`). */
+            pdf_url: string;
+        };
     };
     responses: {
         /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
@@ -2948,6 +3362,248 @@ export interface operations {
             };
             /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEstimatePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEstimateSharedPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF of the current record (made on each request). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoicePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInvoiceSharedPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF of the current record (made on each request). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptSharedEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptEstimateBodyInput"];
+                "application/x-www-form-urlencoded": components["schemas"]["AcceptEstimateBodyInput"];
+            };
+        };
+        responses: {
+            /** @description JSON request: the customer's view of the accepted estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomerEstimateView"];
+                    };
+                };
+            };
+            /** @description Form request: back to the page (GET <url>), which shows the outcome. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declineSharedEstimate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of a share link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeclineEstimateBodyInput"];
+                "application/x-www-form-urlencoded": components["schemas"]["DeclineEstimateBodyInput"];
+            };
+        };
+        responses: {
+            /** @description JSON request: the customer's view of the declined estimate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["CustomerEstimateView"];
+                    };
+                };
+            };
+            /** @description Form request: back to the page (GET <url>), which shows the outcome. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6067,6 +6723,280 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvoicePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF of the current record (made on each request). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInvoiceShareLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No fields; the body may be omitted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ShareLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendInvoice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SendDocumentBodyInput"];
+            };
+        };
+        responses: {
+            /** @description OK: email the invoice to the customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SentDocument"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEstimatePdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PDF of the current record (made on each request). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createEstimateShareLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /** @description No fields; the body may be omitted. */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ShareLink"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendEstimate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SendDocumentBodyInput"];
+            };
+        };
+        responses: {
+            /** @description OK: email the estimate to the customer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SentDocument"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

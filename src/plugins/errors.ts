@@ -49,7 +49,8 @@ function foreignKeyField(detail: string | undefined): string {
 const MULTIPART_PARSER_ERRORS =
   /^(?:Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|(?:Part|Preamble) terminated early due to unexpected end of multipart data|Malformed part header|Unsupported Content-Type\.|Missing Content-Type-header\.)$/;
 
-function translate(error: unknown): AppError {
+/** Any failure as the AppError the envelope shows (also for routes that answer errors in HTML). */
+export function translate(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof Error && MULTIPART_PARSER_ERRORS.test(error.message)) {
     return new AppError('validation_error', `The multipart body is malformed: ${error.message.replace(/\.$/, '')}.`);

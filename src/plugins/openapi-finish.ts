@@ -400,6 +400,20 @@ function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
   };
 }
 
+const isNull = (schema: unknown) => (schema as Json | undefined)?.type === 'null';
+
+/** A body schema that also accepts null (zod `.nullish()`) is an optional request body. */
+function optionalBody(operation: Json): void {
+  const body = operation.requestBody as { required?: boolean; content?: Record<string, { schema?: Json }> } | undefined;
+  const contents = Object.values(body?.content ?? {});
+  const nullable = (schema: Json | undefined) => Array.isArray(schema?.anyOf) && schema.anyOf.length === 2 && schema.anyOf.some(isNull);
+  if (!body || contents.length === 0 || !contents.every((content) => nullable(content.schema))) return;
+  // Content types may share one schema object: pick every replacement before changing any.
+  const replacements = contents.map((content) => (content.schema!.anyOf as Json[]).find((schema) => !isNull(schema)));
+  contents.forEach((content, index) => (content.schema = replacements[index]));
+  body.required = false;
+}
+
 export function finishOpenApiDocument<T>(input: T): T {
   const document = input as unknown as Json;
   const components = (document.components ??= {}) as Json;
@@ -408,6 +422,9 @@ export function finishOpenApiDocument<T>(input: T): T {
   const usedResponses = new Set<ErrorResponse>();
 
   const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>;
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) optionalBody(operation);
+  }
   for (const [path, operations] of Object.entries(paths)) {
     const api = path.startsWith('/api/v1');
     for (const [method, operation] of Object.entries(operations)) {

@@ -84,6 +84,7 @@ export const swaggerPlugin = fp(
             name: 'Webhooks',
             description: 'Webhook endpoints, their delivery log, and the signed requests sent to them (see `webhooks`).',
           },
+          { name: 'Customer pages', description: 'Share-link pages for customers: no key; the signed link is the credential.' },
           { name: 'Health', description: 'Liveness and readiness probes; no key needed.' },
         ],
         components: {

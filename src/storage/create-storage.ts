@@ -4,16 +4,7 @@ import path from 'node:path';
 import { uploadDir, type Config } from '../config.js';
 import { LocalStorage } from './local-storage.js';
 import type { Storage } from './storage.js';
-import { UrlSigner } from './url-signer.js';
-
-/**
- * The signing secret of local photo links. Without PHOTO_URL_SECRET a random one is made per process:
- * links then stop working on restart and are valid only on the instance that made them, so set
- * PHOTO_URL_SECRET when several instances serve one UPLOAD_DIR.
- */
-function linkSecret(config: Config): string {
-  return config.PHOTO_URL_SECRET ?? randomBytes(32).toString('hex');
-}
+import { linkSigner } from './url-signer.js';
 
 /** Local uploads go to UPLOAD_DIR (default DATA_DIR/uploads); an in-memory DATA_DIR gets a temporary directory. */
 function localRoot(config: Config): string {
@@ -35,5 +26,5 @@ export async function createStorage(config: Config): Promise<Storage> {
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
     });
   }
-  return new LocalStorage(localRoot(config), new UrlSigner(linkSecret(config)));
+  return new LocalStorage(localRoot(config), linkSigner(config));
 }

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config.js';
 import { linkWindow } from './storage.js';
 
 export interface SignedLinkQuery {
@@ -6,12 +7,28 @@ export interface SignedLinkQuery {
   signature: string;
 }
 
-/** HMAC-SHA256 signatures for expiring links to stored files. */
+export interface VerifiedToken {
+  subject: string;
+  expires: number;
+}
+
+const TOKEN = /^([A-Za-z0-9_-]{1,200})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * The one HMAC-SHA256 signer of the links the API serves without a key: photo file links (key +
+ * expiry in the query) and share-link tokens (purpose, subject and expiry in one path segment).
+ * The signed messages differ in shape (a purpose line), so a signature made for one kind of link
+ * never verifies as another.
+ */
 export class UrlSigner {
   constructor(private readonly secret: string) {}
 
+  private mac(message: string): Buffer {
+    return createHmac('sha256', this.secret).update(message).digest();
+  }
+
   sign(key: string, expires: number): string {
-    return createHmac('sha256', this.secret).update(`${key}\n${expires}`).digest('hex');
+    return this.mac(`${key}\n${expires}`).toString('hex');
   }
 
   /** A link query valid for at least ttlSeconds from now, the same for every call within one window. */
@@ -27,4 +44,43 @@ export class UrlSigner {
     const given = Buffer.from(signature, 'hex');
     return timingSafeEqual(expected, given) && Number(expires) * 1000 > now;
   }
+
+  private tokenMac(purpose: string, subject: string, expires: number): Buffer {
+    return this.mac(`token\n${purpose}\n${subject}\n${expires}`);
+  }
+
+  /** `<subject>.<expires>.<signature>`: subject must be base64url; the token is URL-path safe. */
+  token(purpose: string, subject: string, ttlSeconds: number, now = Date.now()): { token: string; expires: number } {
+    const expires = Math.floor(now / 1000) + ttlSeconds;
+    return { token: `${subject}.${expires}.${this.tokenMac(purpose, subject, expires).toString('base64url')}`, expires };
+  }
+
+  /** The subject and expiry of a token of this purpose that is authentic and unexpired, else null. */
+  verifyToken(purpose: string, token: string, now = Date.now()): VerifiedToken | null {
+    const match = TOKEN.exec(token);
+    if (!match) return null;
+    const [, subject, expiresText, signature] = match as unknown as [string, string, string, string];
+    const expires = Number(expiresText);
+    const given = Buffer.from(signature, 'base64url');
+    const expected = this.tokenMac(purpose, subject, expires);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+    return expires * 1000 > now ? { subject, expires } : null;
+  }
+}
+
+const signers = new WeakMap<Config, UrlSigner>();
+
+/**
+ * The process's signer for a configuration, made once: photo links and share links use the same one.
+ * Without PHOTO_URL_SECRET a random secret is made per process: links then stop working on restart and
+ * are valid only on the instance that made them, so set PHOTO_URL_SECRET when links must outlive a
+ * restart or several instances serve one API.
+ */
+export function linkSigner(config: Config): UrlSigner {
+  let signer = signers.get(config);
+  if (!signer) {
+    signer = new UrlSigner(config.PHOTO_URL_SECRET ?? randomBytes(32).toString('hex'));
+    signers.set(config, signer);
+  }
+  return signer;
 }

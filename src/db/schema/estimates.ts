@@ -69,6 +69,9 @@ export const estimates = pgTable(
     responseNotes: text('response_notes'),
     expiresAt: timestamptz('expires_at'),
     respondedAt: timestamptz('responded_at'),
+    /** The name the customer signed with when accepting on the share page, and when. */
+    signatureName: text('signature_name'),
+    signedAt: timestamptz('signed_at'),
     searchText: text('search_text').generatedAlwaysAs(
       searchText('estimate_number', 'template_name', 'service_description'),
     ),

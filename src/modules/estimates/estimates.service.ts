@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../errors.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
@@ -31,7 +31,8 @@ import type {
 } from './estimates.schemas.js';
 
 const AMOUNT_COLUMNS = ['baseAmount', 'addonsAmount', 'taxAmount', 'totalAmount'] as const;
-const ESTIMATE_SHAPE: RecordShape = { omit: ['estimateSeq'], money: AMOUNT_COLUMNS };
+// The share page's signature is stored with the estimate but is not part of its API record.
+const ESTIMATE_SHAPE: RecordShape = { omit: ['estimateSeq', 'signatureName', 'signedAt'], money: AMOUNT_COLUMNS };
 /** Body fields that feed the arithmetic; sending any of them recomputes the amounts. */
 const PRICING_FIELDS = ['selected_tier', 'quantity', 'selected_addons', 'adjustments'] as const;
 /** Body fields stored by hand rather than copied by bodyToColumns. */
@@ -184,15 +185,27 @@ async function repricedAmounts(tx: Db, existing: repository.EstimateRow, body: U
   return amountColumns(priceEstimate(templatePrices(template!), mergedPricingInput(existing, body)).amounts);
 }
 
-async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody) {
+/** A customer's answer on the share page: it must find the estimate Pending, and may store a signature. */
+export interface EstimateAnswer {
+  requireStatus: EstimateStatus;
+  signature?: { signatureName: string; signedAt: Date };
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody, answer?: EstimateAnswer) {
   const { companyId } = actor;
   await db.transaction(async (tx) => {
     const existing = await repository.lockEstimate(tx, companyId, uuid);
     if (!existing) throw notFound('Estimate');
+    // Checked under the row lock: of two simultaneous answers, the second finds the first's status.
+    if (answer && existing.status !== answer.requireStatus) {
+      throw new AppError('invalid_status_transition', `The estimate is already ${existing.status}.`, [
+        { field: 'status', message: `is ${existing.status}, not ${answer.requireStatus}` },
+      ]);
+    }
     await requireJobAndLocation(tx, companyId, body);
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
     const amounts = await repricedAmounts(tx, existing, body);
-    await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts });
+    await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts, ...answer?.signature });
   });
   return readEstimate(db, companyId, uuid);
 }
@@ -234,3 +247,6 @@ export const estimatesService: CrudService<EstimateListItem, CreateEstimateBody,
   update,
   remove,
 };
+
+/** The same update path, for the customer's answer on the share page (status rules, pricing and all). */
+export const updateEstimateWithAnswer = update;
