@@ -5,12 +5,14 @@ import type { Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
 import { invalidField } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type Page } from './list-query.js';
+import { assertRecordedWrite } from './recorded-writes.js';
 
 /** A tenant table: (company_id, uuid) key and soft delete. Scoping and soft-delete rules live here only. */
 export type TenantTable = PgTable & {
   companyId: PgColumn;
   uuid: PgColumn;
   createdAt: PgColumn;
+  updatedAt: PgColumn;
   deletedAt: PgColumn;
 };
 
@@ -131,6 +133,7 @@ export async function countWhere(db: Db, table: TenantTable, where: SQL | undefi
 
 /** Sets deleted_at on a live row; false when there is none. */
 export async function softDelete(db: Db, table: TenantTable, companyId: string, uuid: string): Promise<boolean> {
+  assertRecordedWrite(db, table);
   const deleted = await db
     .update(table)
     .set({ deletedAt: new Date(), updatedAt: new Date() } as never)
@@ -270,6 +273,7 @@ const preparedInsertCounts = new WeakMap<object, Map<string, number>>();
  * given (creates repeat a handful of shapes), so it is neither rebuilt nor re-parsed per request.
  */
 export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
+  assertRecordedWrite(db, table);
   const tableName = getTableName(table);
   const columns = Object.keys(values as object).filter((key) => (values as Record<string, unknown>)[key] !== undefined).sort();
   const signature = createHash('sha1').update(`${tableName}:${columns.join(',')}`).digest('hex').slice(0, 16);
@@ -303,6 +307,7 @@ export async function updateRow<T extends TenantTable>(
   values: Partial<InsertOf<T>>,
   options: { includeDeleted?: boolean } = {},
 ): Promise<RowOf<T> | null> {
+  assertRecordedWrite(db, table);
   const rows = await db
     .update(table)
     .set({ ...values, updatedAt: new Date() } as never)

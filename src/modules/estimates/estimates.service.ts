@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, jobs, locations } from '../../db/schema/index.js';
+import { customers, estimates, jobs, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
@@ -19,6 +19,7 @@ import {
   type PricingInput,
 } from './estimate-pricing.js';
 import { statusChange, type EstimateStatus } from './estimate-status.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import * as repository from './estimates.repository.js';
 import type {
   CreateEstimateBody,
@@ -148,7 +149,8 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
   // Everything runs on the transaction's connection; the number is taken last so the counter lock is held briefly.
-  await db.transaction(async (tx) => {
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
     await requireJobAndLocation(tx, companyId, body);
@@ -168,8 +170,9 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
       templateName: template.name,
       pricingType: template.pricingType,
     });
-  });
-  return readEstimate(db, companyId, uuid);
+    changes.created('estimate', uuid);
+    changes.answer('estimate', uuid);
+  })) as EstimateRecord;
 }
 
 /** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */
@@ -186,20 +189,22 @@ async function repricedAmounts(tx: Db, existing: repository.EstimateRow, body: U
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody) {
   const { companyId } = actor;
-  await db.transaction(async (tx) => {
-    const existing = await repository.lockEstimate(tx, companyId, uuid);
-    if (!existing) throw notFound('Estimate');
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
+    const existing = await changes.target<repository.EstimateRow>('estimate', uuid);
     await requireJobAndLocation(tx, companyId, body);
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
     const amounts = await repricedAmounts(tx, existing, body);
     await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts });
-  });
-  return readEstimate(db, companyId, uuid);
+    changes.answer('estimate', uuid);
+  })) as EstimateRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteEstimate(db, companyId, uuid))) throw notFound('Estimate');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('estimate', uuid);
+    await repository.softDeleteEstimate(changes.tx, actor.companyId, uuid);
+  });
 }
 
 function previewOf(pricing: EstimatePricing, body: PreviewEstimateBody, taxRate: string): EstimatePreview {
@@ -234,3 +239,10 @@ export const estimatesService: CrudService<EstimateListItem, CreateEstimateBody,
   update,
   remove,
 };
+
+registerRecordedType('estimate', {
+  table: estimates,
+  noun: 'Estimate',
+  embeds: ['customer', 'job', 'template', 'location'],
+  load: (db, companyId, uuid) => readEstimate(db, companyId, uuid, true),
+});

@@ -2,7 +2,7 @@ import multipart, { type MultipartValue } from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { actorOf, SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
 import type { LinkOptions } from '../../storage/storage.js';
@@ -138,7 +138,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
       const { job_uuid } = request.params;
       await service.requireLiveJob(db(), request.principal.companyId, job_uuid);
-      const upload = new service.PhotoUpload(db(), app.deps.storage, request.principal, job_uuid, env.MAX_PHOTO_BYTES);
+      const upload = new service.PhotoUpload(db(), app.deps.storage, actorOf(request), job_uuid, env.MAX_PHOTO_BYTES, links(request));
       try {
         const fieldValues: Record<string, string> = {};
         let fields = parseFields(fieldValues);
@@ -177,7 +177,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request) => {
       const { job_uuid, photo_uuid } = request.params;
-      await service.removePhoto(db(), request.principal.companyId, job_uuid, photo_uuid);
+      await service.removePhoto(db(), actorOf(request), job_uuid, photo_uuid, links(request));
       return ok({ message: 'Photo deleted successfully' });
     },
   );

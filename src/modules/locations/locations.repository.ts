@@ -2,6 +2,7 @@ import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
 import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
 export type LocationRow = typeof locations.$inferSelect;
@@ -35,9 +36,18 @@ export async function lockPrimary(db: Db, companyId: string) {
   await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`locations.primary:${companyId}`}, 0))`);
 }
 
-/** Clears the primary flag of every other live location of the company (call inside a transaction). */
+/** The live primary locations of the company other than `exceptUuid` (at most one). */
+export async function primaryUuids(db: Db, companyId: string, exceptUuid: string | null): Promise<string[]> {
+  const rows = await db
+    .select({ uuid: locations.uuid })
+    .from(locations)
+    .where(and(scoped(locations, companyId), eq(locations.isPrimary, true), exceptUuid ? ne(locations.uuid, exceptUuid) : undefined));
+  return rows.map((row) => row.uuid);
+}
+
+/** Clears the primary flag of every other live location of the company (call under lockPrimary). */
 export async function clearPrimary(db: Db, companyId: string, exceptUuid: string | null) {
-  await lockPrimary(db, companyId);
+  assertRecordedWrite(db, locations);
   await db
     .update(locations)
     .set({ isPrimary: false, updatedAt: new Date() })
