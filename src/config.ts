@@ -37,6 +37,8 @@ const ConfigSchema = z.object({
   CORS_ORIGINS: optionalString,
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(50).max(1000).default(500),
+  /** Days events are kept in the feed (DECISIONS §9.1). */
+  EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -15,6 +15,7 @@ import { estimateRoutes } from './modules/estimates/estimates.routes.js';
 import { invoiceRoutes } from './modules/invoices/invoices.routes.js';
 import { paymentRoutes } from './modules/payments/payments.routes.js';
 import { numberingRoutes } from './modules/numbering/numbering.routes.js';
+import { eventRoutes } from './modules/events/events.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -55,4 +56,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(invoiceRoutes);
   await app.register(paymentRoutes);
   await app.register(numberingRoutes);
+  await app.register(eventRoutes);
 };

@@ -6,13 +6,8 @@ import { assertIfMatch } from '../../shared/etag.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, type TenantTable } from '../../shared/tenant-table.js';
 import { insertEventWithDeliveries } from './events.repository.js';
+import type { EventType, ObjectType } from './events.schemas.js';
 
-/** The objects whose changes are recorded (DECISIONS §9.1). */
-export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
-export type ObjectType = (typeof OBJECT_TYPES)[number];
-export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
-export const EVENT_TYPES = OBJECT_TYPES.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}` as const));
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {

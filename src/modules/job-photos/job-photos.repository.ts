@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobPhotos, users } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped } from '../../shared/tenant-table.js';
+import { byUuid, countWhere, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobPhotosQuery } from './job-photos.schemas.js';
 
@@ -59,11 +59,12 @@ export function listPhotos(db: Db, companyId: string, jobUuid: string, query: Li
     scoped(jobPhotos, companyId, query.include_deleted),
     eq(jobPhotos.jobUuid, jobUuid),
     query.photo_type ? eq(jobPhotos.photoType, query.photo_type) : undefined,
+    syncFilter(jobPhotos, query),
   ) as SQL;
   return paginate(
     query,
     async (offset, limit) =>
-      (await selectWithUser(db, where).orderBy(...newestFirst(jobPhotos)).limit(limit).offset(offset)).map(withUser),
+      (await selectWithUser(db, where).orderBy(...listOrder(jobPhotos, query)).limit(limit).offset(offset)).map(withUser),
     () => countWhere(db, jobPhotos, where),
   );
 }

@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
@@ -13,10 +13,11 @@ export function findLocation(db: Db, companyId: string, uuid: string, includeDel
 }
 
 export function listLocations(db: Db, companyId: string, query: ListLocationsQuery) {
+  const filters = [syncFilter(locations, query)];
   return paginate(
     query,
-    (offset, limit) => selectPage(db, locations, companyId, { includeDeleted: query.include_deleted, offset, limit }),
-    () => countRows(db, locations, companyId, query.include_deleted),
+    (offset, limit) => selectPage(db, locations, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
+    () => countRows(db, locations, companyId, query.include_deleted, filters),
   );
 }
 
