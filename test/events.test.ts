@@ -7,11 +7,21 @@ import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment, paymentBody } from './helpers/billing-factories.js';
 import { flatTemplate, makeEstimate, makeTemplate } from './helpers/estimates-factories.js';
 import { eventsOf, getRecord, readFeed, waitForFeed, type FeedEvent } from './helpers/events.js';
-import { createVia, makeCompany, makeCustomer, makeLocation, type TestCompany } from './helpers/factories.js';
+import { makeCompany, makeCustomer, makeLocation, type TestCompany } from './helpers/factories.js';
 import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
 
 const ctx = await buildTestApp();
 const { app } = ctx;
+
+async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await ctx.database.db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
+
+async function storedEventCount(companyId: string): Promise<number> {
+  const [row] = await rows<{ n: number }>(sql`select count(*)::int as n from events where company_id = ${companyId}`);
+  return row.n;
+}
 
 async function send(key: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
   const response = await call(app, method, `/api/v1${path}`, { key, body });
@@ -230,8 +240,7 @@ describe('events of each resource', () => {
     const after = await waitForFeed(app, setup.company.key, before.length + 1);
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.slice(before.length).map((event) => event.object_uuid)).toEqual([customer.uuid]);
-    const [row] = (await ctx.database.db.execute(sql`select count(*)::int as n from events where company_id = ${setup.company.companyId}`)).rows as Array<{ n: number }>;
-    expect(row.n).toBe(after.length);
+    expect(await storedEventCount(setup.company.companyId)).toBe(after.length);
   });
 });
 
@@ -413,8 +422,7 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const during = await readFeed(app, company.key);
       expect(during.map((event) => event.object_uuid)).toEqual([early.uuid]);
-      const row = (await ctx.database.db.execute(sql`select count(*)::int as n from events where company_id = ${company.companyId}`)).rows[0] as { n: number };
-      expect(row.n).toBe(2);
+      expect(await storedEventCount(company.companyId)).toBe(2);
       await client.query('commit');
       const after = await waitForFeed(app, company.key, 3);
       expect(after.map((event) => event.uuid)).toEqual([(during[0] as FeedEvent).uuid, heldUuid, after[2].uuid]);
@@ -457,12 +465,12 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
       );
     }
     await Promise.all(writes);
-    const [{ n: total }] = (await ctx.database.db.execute(sql`select count(*)::int as n from events where company_id = ${companyId}`)).rows as Array<{ n: number }>;
+    const total = await storedEventCount(companyId);
     // Wait until the feed shows them all, then let the follower catch up.
     await waitForFeed(app, key, total);
     writing = false;
     await follower;
-    const stored = (await ctx.database.db.execute(sql`select uuid from events where company_id = ${companyId} order by txid, seq`)).rows as Array<{ uuid: string }>;
+    const stored = await rows<{ uuid: string }>(sql`select uuid from events where company_id = ${companyId} order by txid, seq`);
     expect(seen.map((event) => event.uuid)).toEqual(stored.map((row) => row.uuid));
     expect(new Set(seen.map((event) => event.uuid)).size).toBe(total);
     // 15 customers, 15 payments (+15 invoice updates), 15 customer updates, 15 locations (+14 losing primary), and the setup's.
