@@ -576,6 +576,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the change feed)
+         * @description The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: you never miss an event nor see one twice, even while many transactions commit out of order (an event appears once every transaction that started before it has ended, normally within 2 seconds of its commit). Events are kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company's or no longer kept is 400.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the company; 404 when unknown, another company's or no longer kept.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2348,6 +2388,256 @@ export interface components {
             next_number_formatted: string;
             has_override: boolean;
         };
+        LocationEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description location.created, location.updated, location.deleted.
+             * @enum {string}
+             */
+            type: "location.created" | "location.updated" | "location.deleted";
+            /** @constant */
+            object_type: "location";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Location"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        CustomerEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description customer.created, customer.updated, customer.deleted.
+             * @enum {string}
+             */
+            type: "customer.created" | "customer.updated" | "customer.deleted";
+            /** @constant */
+            object_type: "customer";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Customer"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        JobEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description job.created, job.updated, job.deleted.
+             * @enum {string}
+             */
+            type: "job.created" | "job.updated" | "job.deleted";
+            /** @constant */
+            object_type: "job";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Job"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        JobPhotoEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description job_photo.created, job_photo.updated, job_photo.deleted.
+             * @enum {string}
+             */
+            type: "job_photo.created" | "job_photo.updated" | "job_photo.deleted";
+            /** @constant */
+            object_type: "job_photo";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["JobPhoto"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        TemplateEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description template.created, template.updated, template.deleted.
+             * @enum {string}
+             */
+            type: "template.created" | "template.updated" | "template.deleted";
+            /** @constant */
+            object_type: "template";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Template"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        EstimateEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description estimate.created, estimate.updated, estimate.deleted.
+             * @enum {string}
+             */
+            type: "estimate.created" | "estimate.updated" | "estimate.deleted";
+            /** @constant */
+            object_type: "estimate";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Estimate"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        InvoiceEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description invoice.created, invoice.updated, invoice.deleted.
+             * @enum {string}
+             */
+            type: "invoice.created" | "invoice.updated" | "invoice.deleted";
+            /** @constant */
+            object_type: "invoice";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Invoice"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        PaymentEvent: {
+            /** @description The event id; pass it as `after` to read the events that follow it. */
+            uuid: string;
+            /**
+             * @description payment.created, payment.updated, payment.deleted.
+             * @enum {string}
+             */
+            type: "payment.created" | "payment.updated" | "payment.deleted";
+            /** @constant */
+            object_type: "payment";
+            /** @description The changed record. */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Payment"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type. */
+        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
     };
     responses: never;
     parameters: never;
@@ -2708,6 +2998,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
             };
             header?: never;
             path?: never;
@@ -3643,6 +3937,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description all, residential, commercial or vip. */
                 filter?: "all" | "residential" | "commercial" | "vip";
                 /** @description Matches first_name, last_name, "first last", company_name, email, phone and the uuid. */
@@ -4582,6 +4880,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description One status or several, comma-separated (OR). */
                 status?: string;
                 /** @description Jobs at this location. */
@@ -5529,6 +5831,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description before, during or after. */
                 photo_type?: "before" | "during" | "after";
             };
@@ -6193,6 +6499,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Only templates of this pricing type. */
                 pricing_type?: "flat" | "tiered";
                 /** @description Only active (true) or inactive (false) templates. */
@@ -7299,6 +7609,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Pending, Accepted, Declined or Expired. */
                 status?: "Pending" | "Accepted" | "Declined" | "Expired";
                 /** @description Only estimates of this customer. */
@@ -8410,6 +8724,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description All, Draft, Pending, Paid or Overdue. Overdue: Pending, past due_date, balance above 0; Pending excludes those. */
                 status?: "All" | "Draft" | "Pending" | "Paid" | "Overdue";
                 /** @description Only this customer's invoices. */
@@ -9353,6 +9671,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Only this invoice's payments. */
                 invoice_uuid?: string;
                 /** @description Only this customer's payments. */
@@ -10498,6 +10820,292 @@ export interface operations {
             };
             /** @description The request body is too large (`payload_too_large`). */
             413: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id of this feed: the page starts right after it. Absent: from the oldest kept event. */
+                after?: string;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Event types, comma-separated (OR). */
+                type?: string;
+                /** @description Only the events of this record. */
+                object_uuid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Feed order, oldest first. */
+                            events: components["schemas"]["Event"][];
+                            /** @description True when more events follow the last one; ask again with after = its uuid. */
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded (`rate_limited`). */
+            429: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error (`internal_error`). */
+            500: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable (`service_unavailable`). */
+            503: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            /** @description Validation error (`validation_error`, `invalid_status_transition`, `primary_location`). */
+            400: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key (`unauthorized`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`. */
+            403: {
+                headers: {
+                    /** @description Requests of the company this month, this one included. */
+                    "X-Usage-Count"?: number;
+                    /** @description The monthly request limit; absent when unlimited. */
+                    "X-Usage-Limit"?: number;
+                    /** @description Start of the next month (UTC), when the count resets. */
+                    "X-Usage-Resets"?: string;
+                    /** @description The request id (echoed when the client sent one). */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The addressed resource does not exist in this company (`not_found`). */
+            404: {
                 headers: {
                     /** @description Requests of the company this month, this one included. */
                     "X-Usage-Count"?: number;
