@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../src/db/client.js';
 import { expect } from 'vitest';
 import { call } from './app.js';
 
@@ -54,4 +56,12 @@ export async function getRecord(app: FastifyInstance, key: string, path: string)
   const response = await call(app, 'GET', `/api/v1${path}?include_deleted=true`, { key });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body.data;
+}
+
+/** How many events the company has in the table, visible in the feed yet or not. */
+export async function storedEventCount(database: Database, companyId: string): Promise<number> {
+  const result = (await database.db.execute(sql`select count(*)::int as n from events where company_id = ${companyId}`)) as unknown as {
+    rows: Array<{ n: number }>;
+  };
+  return result.rows[0].n;
 }

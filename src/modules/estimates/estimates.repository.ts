@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;
@@ -66,11 +66,6 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
         .offset(offset),
     () => countRows(db, estimates, companyId, query.include_deleted, filters, bucket),
   );
-}
-
-/** The live estimate, locked until the transaction ends so concurrent status moves cannot both pass. */
-export function lockEstimate(tx: Db, companyId: string, uuid: string) {
-  return findRow(tx, estimates, companyId, uuid, { lock: true });
 }
 
 export function insertEstimate(db: Db, values: EstimateInsert): Promise<EstimateRow> {

@@ -35,8 +35,3 @@ export function updateTemplate(db: Db, companyId: string, uuid: string, values: 
 export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
   return softDelete(db, templates, companyId, uuid);
 }
-
-/** The live template, locked until the transaction ends so concurrent updates cannot break its rules. */
-export function lockTemplate(tx: Db, companyId: string, uuid: string) {
-  return findRow(tx, templates, companyId, uuid, { lock: true });
-}
