@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { describe, expect, it } from 'vitest';
-import { deleteExpiredEvents } from '../src/modules/events/event-retention.js';
+import { deleteExpiredEvents, EventRetention } from '../src/modules/events/event-retention.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment, paymentBody } from './helpers/billing-factories.js';
 import { flatTemplate, makeEstimate, makeTemplate } from './helpers/estimates-factories.js';
@@ -495,5 +495,25 @@ describe('retention', () => {
     expect(gone.status).toBe(400);
     expect((await readFeed(app, company.key)).map((event) => event.uuid)).toEqual([recentEvent.uuid]);
     expect(old.uuid).not.toBe(recent.uuid);
+  });
+
+  it('the background cleanup deletes expired events and stops cleanly, waiting for a running pass', async () => {
+    const company = await makeCompany(ctx.database);
+    await makeCustomer(app, company.key);
+    await makeCustomer(app, company.key);
+    await ctx.database.db.execute(sql`update events set created_at = now() - interval '40 days' where company_id = ${company.companyId}`);
+    const errors: unknown[] = [];
+    const retention = new EventRetention(ctx.database.db, 30, 60_000, (error) => errors.push(error));
+    retention.start();
+    const pass = retention.runOnce();
+    await retention.stop();
+    await pass;
+    expect(errors).toEqual([]);
+    expect(await storedEventCount(company.companyId)).toBe(0);
+    // Stopped: no further pass starts.
+    await makeCustomer(app, company.key);
+    await ctx.database.db.execute(sql`update events set created_at = now() - interval '40 days' where company_id = ${company.companyId}`);
+    await retention.runOnce();
+    expect(await storedEventCount(company.companyId)).toBe(1);
   });
 });

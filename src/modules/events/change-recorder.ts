@@ -5,7 +5,7 @@ import type { Actor } from '../../shared/crud-routes.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, type TenantTable } from '../../shared/tenant-table.js';
-import { insertEventWithDeliveries } from './events.repository.js';
+import { insertEventsWithDeliveries, type NewEvent } from './events.repository.js';
 import type { EventType, ObjectType } from './events.schemas.js';
 
 
@@ -43,6 +43,8 @@ interface Entry {
   type: ObjectType;
   uuid: string;
   kind: 'created' | 'target' | 'touched';
+  /** Already recorded by complete(). */
+  done?: boolean;
   before: ApiRecord | null;
   /** A created record the caller already holds in its GET form. */
   given?: unknown;
@@ -120,22 +122,39 @@ export class Changes {
     this.answerKey = `${type}:${uuid}`;
   }
 
+  /**
+   * Records the event of a record whose change is complete, now rather than at the end: a write that
+   * takes a company-wide lock afterwards (numbering) then holds it for less time.
+   */
+  async complete(type: ObjectType, uuid: string | null | undefined): Promise<void> {
+    const entry = uuid ? this.entries.get(`${type}:${uuid}`) : undefined;
+    if (!entry || entry.done) return;
+    const event = await this.eventFor(entry);
+    entry.done = true;
+    if (event) await insertEventsWithDeliveries(this.tx, [event], () => uuidv7());
+  }
+
   /** Reads every remembered record again and records one event per changed record; primary records first. */
   async flush(): Promise<unknown> {
-    const ordered = [...this.entries.values()].sort((a, b) => Number(a.kind === 'touched') - Number(b.kind === 'touched'));
+    const ordered = [...this.entries.values()]
+      .filter((entry) => !entry.done)
+      .sort((a, b) => Number(a.kind === 'touched') - Number(b.kind === 'touched'));
+    const batch: NewEvent[] = [];
     for (const entry of ordered) {
-      const definition = definitionOf(entry.type);
-      const after = (entry.given ?? (await definition.load(this.tx, this.companyId, entry.uuid, this.context))) as ApiRecord;
-      entry.after = after;
-      const event = eventOf(entry, after, definition);
-      if (!event) continue;
-      await insertEventWithDeliveries(
-        this.tx,
-        { companyId: this.companyId, uuid: uuidv7(), type: event.type, objectType: entry.type, objectUuid: entry.uuid, data: event.data },
-        () => uuidv7(),
-      );
+      const event = await this.eventFor(entry);
+      if (event) batch.push(event);
     }
+    await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
     return this.answerKey ? this.entries.get(this.answerKey)?.after : undefined;
+  }
+
+  private async eventFor(entry: Entry): Promise<NewEvent | null> {
+    const definition = definitionOf(entry.type);
+    const after = (entry.given ?? (await definition.load(this.tx, this.companyId, entry.uuid, this.context))) as ApiRecord;
+    entry.after = after;
+    const event = eventOf(entry, after, definition);
+    if (!event) return null;
+    return { companyId: this.companyId, uuid: uuidv7(), type: event.type, objectType: entry.type, objectUuid: entry.uuid, data: event.data };
   }
 }
 

@@ -21,6 +21,7 @@ export async function deleteExpiredEvents(db: Db, retentionDays: number, batchSi
  */
 export class EventRetention {
   private timer: NodeJS.Timeout | null = null;
+  private first: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
 
@@ -31,8 +32,11 @@ export class EventRetention {
     private readonly onError: (error: unknown) => void,
   ) {}
 
+  /** A first pass a minute after start (so frequent restarts still clean up), then one every interval. */
   start(): void {
     if (this.timer) return;
+    this.first = setTimeout(() => void this.runOnce(), Math.min(this.intervalMs, 60_000));
+    this.first.unref();
     this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
     this.timer.unref();
   }
@@ -51,6 +55,7 @@ export class EventRetention {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.first) clearTimeout(this.first);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.running;

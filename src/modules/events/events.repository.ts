@@ -17,24 +17,51 @@ export interface NewEvent {
  * the change, so the event, its deliveries and the change commit or roll back together.
  */
 export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeliveryUuid: () => string): Promise<void> {
-  // Delivery ids are made here so they are UUIDv7 like every other id; one per live endpoint at most 20.
-  const deliveryIds = Array.from({ length: 20 }, newDeliveryUuid);
+  await insertEventsWithDeliveries(db, [event], newDeliveryUuid);
+}
+
+/** Live endpoints a company may have (DECISIONS §9.2): the most deliveries one event can get. */
+const MAX_ENDPOINTS = 20;
+
+/**
+ * insertEventWithDeliveries for several events of one transaction, in one statement: the events are
+ * written in the given order (their seq follows it), each with its deliveries.
+ */
+export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<void> {
+  if (batch.length === 0) return;
+  // Delivery ids are made here so they are UUIDv7 like every other id; at most one per live endpoint.
+  const deliveryIds = Array.from({ length: MAX_ENDPOINTS * batch.length }, () => newDeliveryUuid());
+  const input = batch.map((event, position) => ({
+    position,
+    company_id: event.companyId,
+    uuid: event.uuid,
+    type: event.type,
+    object_type: event.objectType,
+    object_uuid: event.objectUuid,
+    data: event.data,
+  }));
   await db.execute(sql`
-    with inserted as (
+    with input as (
+      select * from json_to_recordset(${JSON.stringify(input)}::json)
+        as given(position int, company_id uuid, uuid uuid, type text, object_type text, object_uuid uuid, data json)
+    ), inserted as (
       insert into events (company_id, uuid, type, object_type, object_uuid, data)
-      values (${event.companyId}, ${event.uuid}, ${event.type}, ${event.objectType}, ${event.objectUuid}, ${JSON.stringify(event.data)}::jsonb)
+      select company_id, uuid, type, object_type, object_uuid, data from input order by position
       returning company_id, uuid, type
     ), subscribed as (
-      select endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as position
-      from webhook_endpoints endpoint, inserted
-      where endpoint.company_id = inserted.company_id
+      select inserted.company_id, inserted.uuid as event_uuid, inserted.type, endpoint.uuid as endpoint_uuid,
+        row_number() over (order by inserted.uuid, endpoint.uuid) as position
+      from inserted
+      join webhook_endpoints endpoint
+        on endpoint.company_id = inserted.company_id
         and endpoint.deleted_at is null
         and endpoint.enabled
         and (inserted.type = any(endpoint.events) or '*' = any(endpoint.events))
     )
     insert into webhook_deliveries (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-    select inserted.company_id, (${sql.raw(`array[${deliveryIds.map((id) => `'${id}'`).join(',')}]`)}::uuid[])[subscribed.position], subscribed.endpoint_uuid, inserted.uuid, inserted.type
-    from inserted, subscribed
+    select subscribed.company_id, (${sql.raw(`array[${deliveryIds.map((id) => `'${id}'`).join(',')}]`)}::uuid[])[subscribed.position],
+      subscribed.endpoint_uuid, subscribed.event_uuid, subscribed.type
+    from subscribed
   `);
 }
 

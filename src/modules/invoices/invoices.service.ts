@@ -181,7 +181,8 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     await changes.touch('job', body.job_uuid);
     await markJobInvoiced(tx, companyId, body.job_uuid);
     if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
-    // Taken last, so the company-wide counter stays locked only for the insert and the commit.
+    await changes.complete('job', body.job_uuid);
+    // Taken last, so the company-wide counter stays locked only for the insert, its event and the commit.
     const { number, seq } = await allocateNumber(tx, companyId, 'invoice');
     await repository.insertInvoice(tx, {
       companyId,

@@ -92,6 +92,8 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
     if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
     requireIssued(invoice, 'invoice_uuid');
+    // Read before the company-wide payment counter is taken, so that lock is held for less time.
+    await changes.touch('invoice', invoice.uuid);
     const { number, seq } = await allocateNumber(tx, companyId, 'payment');
     await repository.insertPayment(tx, {
       ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
