@@ -91,6 +91,7 @@ export class Changes {
     const key = `${type}:${uuid}`;
     const known = this.entries.get(key);
     if (known) {
+      if (known.before) assertIfMatch(this.actor.ifMatch, known.before);
       known.kind = 'target';
       return row;
     }
