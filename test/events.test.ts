@@ -244,6 +244,40 @@ describe('events of each resource', () => {
   });
 });
 
+describe('webhook deliveries of an event', () => {
+  it('one pending delivery per live, enabled endpoint that subscribes to the event type, in the same transaction', async () => {
+    const company = await makeCompany(ctx.database);
+    const endpoint = async (events: string[], options: { enabled?: boolean; deleted?: boolean } = {}) => {
+      const uuid = uuidv7();
+      await ctx.database.db.execute(sql`
+        insert into webhook_endpoints (company_id, uuid, url, events, enabled, secret, deleted_at)
+        values (${company.companyId}, ${uuid}, 'https://example.com/hook', ${`{${events.join(',')}}`}::text[], ${options.enabled ?? true}, 'whsec_x',
+          ${options.deleted ? new Date().toISOString() : null}::timestamptz)`);
+      return uuid;
+    };
+    const all = await endpoint(['*']);
+    const created = await endpoint(['customer.created', 'job.created']);
+    await endpoint(['invoice.created']);
+    await endpoint(['*'], { enabled: false });
+    await endpoint(['*'], { deleted: true });
+    const customer = await makeCustomer(app, company.key);
+    await send(company.key, 'PATCH', `/customers/${customer.uuid}`, { notes: 'x' });
+    const [createdEvent, updatedEvent] = await eventsOf(app, company.key, customer.uuid, 2);
+    const deliveries = await rows<{ endpoint_uuid: string; event_uuid: string; event_type: string; status: string; attempts: number; uuid: string }>(
+      sql`select endpoint_uuid, event_uuid, event_type, status, attempts, uuid from webhook_deliveries where company_id = ${company.companyId} order by event_type, endpoint_uuid`,
+    );
+    expect(deliveries.map(({ endpoint_uuid, event_uuid, event_type, status, attempts }) => ({ endpoint_uuid, event_uuid, event_type, status, attempts }))).toEqual(
+      [
+        { endpoint_uuid: all, event_uuid: createdEvent.uuid, event_type: 'customer.created', status: 'pending', attempts: 0 },
+        { endpoint_uuid: created, event_uuid: createdEvent.uuid, event_type: 'customer.created', status: 'pending', attempts: 0 },
+        { endpoint_uuid: all, event_uuid: updatedEvent.uuid, event_type: 'customer.updated', status: 'pending', attempts: 0 },
+      ].sort((a, b) => (a.event_type === b.event_type ? (a.endpoint_uuid < b.endpoint_uuid ? -1 : 1) : a.event_type < b.event_type ? -1 : 1)),
+    );
+    expect(new Set(deliveries.map((delivery) => delivery.uuid)).size).toBe(3);
+    expect(deliveries.every((delivery) => delivery.uuid[14] === '7')).toBe(true);
+  });
+});
+
 describe('every write route records its events', () => {
   /** Writes that change no recorded object. */
   const UNRECORDED = new Set(['POST /api/v1/estimates/preview', 'POST /api/v1/invoices/preview', 'PUT /api/v1/numbering']);

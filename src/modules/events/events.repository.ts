@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { events } from '../../db/schema/index.js';
+import { events, webhookDeliveries } from '../../db/schema/index.js';
 
 export interface NewEvent {
   companyId: string;
@@ -20,49 +20,45 @@ export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeli
   await insertEventsWithDeliveries(db, [event], newDeliveryUuid);
 }
 
-/** Live endpoints a company may have (DECISIONS §9.2): the most deliveries one event can get. */
-const MAX_ENDPOINTS = 20;
-
 /**
- * insertEventWithDeliveries for several events of one transaction, in one statement: the events are
- * written in the given order (their seq follows it), each with its deliveries.
+ * insertEventWithDeliveries for several events of one transaction. One statement writes the events (in
+ * the given order, which their seq follows) and answers, per event, the live enabled endpoints that
+ * subscribe to its type; their deliveries follow in a second statement only when there are any. Both run
+ * in the caller's transaction.
  */
 export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<void> {
   if (batch.length === 0) return;
-  // Delivery ids are made here so they are UUIDv7 like every other id; at most one per live endpoint.
-  const deliveryIds = Array.from({ length: MAX_ENDPOINTS * batch.length }, () => newDeliveryUuid());
-  const input = batch.map((event, position) => ({
-    position,
-    company_id: event.companyId,
-    uuid: event.uuid,
-    type: event.type,
-    object_type: event.objectType,
-    object_uuid: event.objectUuid,
-    data: event.data,
-  }));
-  await db.execute(sql`
-    with input as (
-      select * from json_to_recordset(${JSON.stringify(input)}::json)
-        as given(position int, company_id uuid, uuid uuid, type text, object_type text, object_uuid uuid, data json)
-    ), inserted as (
-      insert into events (company_id, uuid, type, object_type, object_uuid, data)
-      select company_id, uuid, type, object_type, object_uuid, data from input order by position
-      returning company_id, uuid, type
-    ), subscribed as (
-      select inserted.company_id, inserted.uuid as event_uuid, inserted.type, endpoint.uuid as endpoint_uuid,
-        row_number() over (order by inserted.uuid, endpoint.uuid) as position
-      from inserted
-      join webhook_endpoints endpoint
-        on endpoint.company_id = inserted.company_id
-        and endpoint.deleted_at is null
-        and endpoint.enabled
-        and (inserted.type = any(endpoint.events) or '*' = any(endpoint.events))
+  const inserted = await db
+    .insert(events)
+    .values(
+      batch.map((event) => ({
+        companyId: event.companyId,
+        uuid: event.uuid,
+        type: event.type,
+        objectType: event.objectType,
+        objectUuid: event.objectUuid,
+        data: event.data,
+      })),
     )
-    insert into webhook_deliveries (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-    select subscribed.company_id, (${sql.raw(`array[${deliveryIds.map((id) => `'${id}'`).join(',')}]`)}::uuid[])[subscribed.position],
-      subscribed.endpoint_uuid, subscribed.event_uuid, subscribed.type
-    from subscribed
-  `);
+    .returning({
+      companyId: events.companyId,
+      uuid: events.uuid,
+      type: events.type,
+      endpoints: sql<string | null>`(select string_agg(endpoint.uuid::text, ',') from webhook_endpoints endpoint
+        where endpoint.company_id = events.company_id and endpoint.deleted_at is null and endpoint.enabled
+          and (events.type = any(endpoint.events) or '*' = any(endpoint.events)))`,
+    });
+  const deliveries = inserted.flatMap((event) =>
+    (event.endpoints ? event.endpoints.split(',') : []).map((endpointUuid) => ({
+      companyId: event.companyId,
+      // Made here so they are UUIDv7 like every other id.
+      uuid: newDeliveryUuid(),
+      endpointUuid,
+      eventUuid: event.uuid,
+      eventType: event.type,
+    })),
+  );
+  if (deliveries.length > 0) await db.insert(webhookDeliveries).values(deliveries);
 }
 
 const eventColumns = {
