@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
+import { EventRetention } from './modules/events/event-retention.js';
 import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { backgroundJobPlugin } from './plugins/background.js';
@@ -22,6 +23,9 @@ import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
 import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
+
+/** How often expired events are looked for. */
+const EVENT_CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface AppDeps {
   config: Config;
@@ -119,6 +123,15 @@ async function buildZodApp(deps: AppDeps) {
       await purgeAllBefore(database.db, new Date(Date.now() - KEY_LIFETIME_MS));
     },
     onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
+  });
+  // Old events are deleted in small batches in the background; stopped (and awaited) on close, before
+  // the caller closes the database.
+  const retention = new EventRetention(database.db, config.EVENT_RETENTION_DAYS, EVENT_CLEANUP_INTERVAL_MS, (error) =>
+    app.log.warn({ err: error }, 'event cleanup failed'),
+  );
+  retention.start();
+  app.addHook('onClose', async () => {
+    await retention.stop();
   });
 
   app.setValidatorCompiler(validatorCompiler);

@@ -84,6 +84,8 @@ const ConfigSchema = z.object({
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   /** A claim's lease outlives the attempt timeout by this much; a crashed instance's claim expires after it. */
   WEBHOOK_LEASE_MARGIN_MS: z.coerce.number().int().min(500).max(600_000).default(5_000),
+  /** Days events are kept in the feed (DECISIONS §9.1). */
+  EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

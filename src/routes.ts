@@ -20,6 +20,7 @@ import { paymentRoutes } from './modules/payments/payments.routes.js';
 import { numberingRoutes } from './modules/numbering/numbering.routes.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
+import { eventRoutes } from './modules/events/events.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -71,4 +72,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(numberingRoutes);
   await app.register(webhookRoutes);
   await app.register(documentRoutes);
+  await app.register(eventRoutes);
 };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { Ajv2020, type AnySchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
@@ -156,6 +157,13 @@ const declinable = await createVia(ctx.app, key, '/estimates', {
   template_uuid: tiered.uuid,
   selected_tier: 'good',
 });
+
+/** An event the seeding recorded. */
+const seededEvent = (
+  (await ctx.database.db.execute(sql`select uuid from events where company_id = ${company.companyId} order by seq limit 1`)) as unknown as {
+    rows: Array<{ uuid: string }>;
+  }
+).rows[0].uuid;
 
 /** Ids made by the sample calls themselves, for the calls after them. */
 const made: Record<string, string> = {};
@@ -517,6 +525,13 @@ const samples: Sample[] = [
   { method: 'DELETE', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice) },
   { method: 'GET', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice), query: 'include_deleted=true' },
   { method: 'DELETE', path: '/api/v1/estimates/{uuid}', status: 404, params: uuid(() => missing) },
+
+  // Events, last: the feed then holds every kind of record, created, updated and deleted.
+  { method: 'GET', path: '/api/v1/events', status: 200, query: 'limit=100' },
+  { method: 'GET', path: '/api/v1/events', status: 200, query: `after=${seededEvent}&type=invoice.updated,payment.deleted` },
+  { method: 'GET', path: '/api/v1/events', status: 400, query: 'type=invoice.paid' },
+  { method: 'GET', path: '/api/v1/events/{uuid}', status: 200, params: uuid(() => seededEvent) },
+  { method: 'GET', path: '/api/v1/events/{uuid}', status: 404, params: uuid(() => missing) },
 ];
 
 function fill(path: string, params: Record<string, string>): string {

@@ -941,6 +941,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (the change feed)
+         * @description The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: you never miss an event nor see one twice, even while many transactions commit out of order (an event appears once every transaction that started before it has ended, normally within 2 seconds of its commit). Events are kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company's or no longer kept is 400.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description One event of the company; 404 when unknown, another company's or no longer kept.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -3120,6 +3160,304 @@ export interface components {
             /** @description The PDF of this estimate (`<url>/pdf`). */
             pdf_url: string;
         };
+        LocationEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description location.created, location.updated, location.deleted.
+             * @enum {string}
+             */
+            type: "location.created" | "location.updated" | "location.deleted";
+            /** @constant */
+            object_type: "location";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Location"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        CustomerEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description customer.created, customer.updated, customer.deleted.
+             * @enum {string}
+             */
+            type: "customer.created" | "customer.updated" | "customer.deleted";
+            /** @constant */
+            object_type: "customer";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Customer"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        JobEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description job.created, job.updated, job.deleted.
+             * @enum {string}
+             */
+            type: "job.created" | "job.updated" | "job.deleted";
+            /** @constant */
+            object_type: "job";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Job"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        JobPhotoEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description job_photo.created, job_photo.updated, job_photo.deleted.
+             * @enum {string}
+             */
+            type: "job_photo.created" | "job_photo.updated" | "job_photo.deleted";
+            /** @constant */
+            object_type: "job_photo";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["JobPhoto"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        TemplateEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description template.created, template.updated, template.deleted.
+             * @enum {string}
+             */
+            type: "template.created" | "template.updated" | "template.deleted";
+            /** @constant */
+            object_type: "template";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Template"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        EstimateEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description estimate.created, estimate.updated, estimate.deleted.
+             * @enum {string}
+             */
+            type: "estimate.created" | "estimate.updated" | "estimate.deleted";
+            /** @constant */
+            object_type: "estimate";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Estimate"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        InvoiceEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description invoice.created, invoice.updated, invoice.deleted.
+             * @enum {string}
+             */
+            type: "invoice.created" | "invoice.updated" | "invoice.deleted";
+            /** @constant */
+            object_type: "invoice";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Invoice"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        PaymentEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description payment.created, payment.updated, payment.deleted.
+             * @enum {string}
+             */
+            type: "payment.created" | "payment.updated" | "payment.deleted";
+            /** @constant */
+            object_type: "payment";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Payment"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type. */
+        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
     };
     responses: {
         /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
@@ -3726,6 +4064,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
             };
             header?: never;
             path?: never;
@@ -4033,6 +4375,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description all, residential, commercial or vip. */
                 filter?: "all" | "residential" | "commercial" | "vip";
                 /** @description Matches first_name, last_name, "first last", company_name, email, phone and the uuid. */
@@ -4344,6 +4690,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description One status or several, comma-separated (OR): `status=Scheduled,In Progress`. */
                 status?: ("New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved")[];
                 /** @description Jobs at this location. */
@@ -4663,6 +5013,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description before, during or after. */
                 photo_type?: "before" | "during" | "after";
             };
@@ -4898,6 +5252,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Only templates of this pricing type. */
                 pricing_type?: "flat" | "tiered";
                 /** @description Only active (true) or inactive (false) templates. */
@@ -5255,6 +5613,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Pending, Accepted, Declined or Expired. */
                 status?: "Pending" | "Accepted" | "Declined" | "Expired";
                 /** @description Only estimates of this customer. */
@@ -5616,6 +5978,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description All, Draft, Pending, Paid or Overdue. Overdue: Pending, past due_date, balance above 0; Pending excludes those. */
                 status?: "All" | "Draft" | "Pending" | "Paid" | "Overdue";
                 /** @description Only this customer's invoices. */
@@ -5931,6 +6297,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description Only this invoice's payments. */
                 invoice_uuid?: string;
                 /** @description Only this customer's payments. */
@@ -6331,6 +6701,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
             };
             header?: never;
             path?: never;
@@ -6638,6 +7012,10 @@ export interface operations {
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
                 /** @description pending, succeeded or failed. */
                 status?: "pending" | "succeeded" | "failed";
             };
@@ -6997,6 +7375,98 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description An event id of this feed: the page starts right after it. Absent: from the oldest kept event. */
+                after?: string;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Event types, comma-separated (OR). */
+                type?: string;
+                /** @description Only the events of this record. */
+                object_uuid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records, newest first by default, with `pagination`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description Feed order, oldest first. */
+                            events: components["schemas"]["Event"][];
+                            /** @description True when more events follow the last one; ask again with after = its uuid. */
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

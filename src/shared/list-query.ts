@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { queryBoolean } from './formats.js';
+import { queryBoolean, timestampInput } from './formats.js';
 import type { Pagination } from './envelope.js';
 
-/** include_deleted, page and limit: the list conventions of every list endpoint. */
-export const listQueryShape = {
+/** include_deleted, page and limit: the paging conventions of every list (users' list has only these). */
+export const pageQueryShape = {
   include_deleted: queryBoolean.default(false).describe('Include soft-deleted records.'),
   page: z.coerce
     .number({ error: 'must be an integer >= 1' })
@@ -20,6 +20,24 @@ export const listQueryShape = {
     .default(50)
     .describe('Page size, 1 to 100.'),
 };
+
+export const LIST_SORTS = ['-created_at', 'created_at', '-updated_at', 'updated_at'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+
+/** Incremental sync (DECISIONS §9.3): every list of a resource with updated_at takes these. */
+export const syncQueryShape = {
+  updated_since: timestampInput
+    .optional()
+    .describe('Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset).'),
+  sort: z
+    .enum(LIST_SORTS, { error: `must be one of ${LIST_SORTS.join(', ')}` })
+    .default('-created_at')
+    .describe('Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction.')
+    .meta({ example: 'updated_at' }),
+};
+
+/** The list conventions of every resource list: paging plus incremental sync. */
+export const listQueryShape = { ...pageQueryShape, ...syncQueryShape };
 
 export const ListQuery = z.strictObject(listQueryShape);
 export type ListQuery = z.infer<typeof ListQuery>;

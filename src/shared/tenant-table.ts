@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import { and, count, desc, eq, getTableColumns, getTableName, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gte, getTableName, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { namedStatementsAllowed, type Db } from '../db/client.js';
 import { recordCounts } from '../db/schema/index.js';
 import { invalidField } from '../errors.js';
-import { pageOffset, toPage, type ListQuery, type Page } from './list-query.js';
+import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
+import { assertRecordedWrite } from './recorded-writes.js';
 
 /** A tenant table: (company_id, uuid) key and soft delete. Scoping and soft-delete rules live here only. */
 export type TenantTable = PgTable & {
   companyId: PgColumn;
   uuid: PgColumn;
   createdAt: PgColumn;
+  updatedAt: PgColumn;
   deletedAt: PgColumn;
 };
 
@@ -33,6 +35,32 @@ export function byUuid(table: TenantTable, companyId: string, uuid: string, incl
 export function newestFirst(table: TenantTable, search?: string) {
   if (search) return [sql`${table.createdAt} + interval '0 seconds' desc`, desc(table.uuid)] as const;
   return [desc(table.createdAt), desc(table.uuid)] as const;
+}
+
+/** What orders and narrows a list page: the sync parameters of §9.3 and a search term. */
+export interface ListOrder {
+  sort?: ListSort;
+  updated_since?: Date;
+  search?: string;
+}
+
+/**
+ * The order of a list page: `sort` on created_at or updated_at, ties by uuid in the same direction, so
+ * pages are stable. Each order is served by a (company_id, column, uuid) index walked forwards or
+ * backwards, so a sync page reads the next rows instead of sorting the tenant. With a search term the
+ * column is written as an expression, as in newestFirst.
+ */
+export function listOrder(table: TenantTable, options: ListOrder = {}) {
+  const sort = options.sort ?? '-created_at';
+  const column = sort.endsWith('updated_at') ? table.updatedAt : table.createdAt;
+  const direction = sort.startsWith('-') ? sql`desc` : sql`asc`;
+  const key = options.search ? sql`${column} + interval '0 seconds'` : sql`${column}`;
+  return [sql`${key} ${direction}`, sql`${table.uuid} ${direction}`] as const;
+}
+
+/** `updated_since`: records whose updated_at is at or after it. */
+export function syncFilter(table: TenantTable, options: ListOrder): SQL | undefined {
+  return options.updated_since ? gte(table.updatedAt, options.updated_since) : undefined;
 }
 
 /** A LIKE pattern matching `term` anywhere, case-insensitively against a lower-cased column. */
@@ -131,6 +159,7 @@ export async function countWhere(db: Db, table: TenantTable, where: SQL | undefi
 
 /** Sets deleted_at on a live row; false when there is none. */
 export async function softDelete(db: Db, table: TenantTable, companyId: string, uuid: string): Promise<boolean> {
+  assertRecordedWrite(db, table);
   const deleted = await db
     .update(table)
     .set({ deletedAt: new Date(), updatedAt: new Date() } as never)
@@ -227,17 +256,18 @@ export async function selectPage<T extends TenantTable>(
   db: Db,
   table: T,
   companyId: string,
-  options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; search?: string; offset: number; limit: number },
+  options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; search?: string; sort?: ListSort; offset: number; limit: number },
 ): Promise<RowsWithTotal<RowOf<T>>> {
   const active = (options.filters ?? []).filter((filter) => filter !== undefined);
+  const sort = options.sort ?? '-created_at';
   if (active.length === 0 && !isTransaction(db)) {
-    const name = `page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}`;
+    const name = `page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
     const statement = prepared(db, name, () =>
       db
         .select()
         .from(table as TenantTable)
         .where(and(eq(table.companyId, sql.placeholder('companyId')), options.includeDeleted ? undefined : isNull(table.deletedAt)))
-        .orderBy(...newestFirst(table))
+        .orderBy(...listOrder(table, { sort }))
         .limit(sql.placeholder('limit'))
         .offset(sql.placeholder('offset')),
     );
@@ -245,7 +275,7 @@ export async function selectPage<T extends TenantTable>(
     return { rows, total: null };
   }
   const where = and(scoped(table, companyId, options.includeDeleted), ...active);
-  const order = newestFirst(table, options.search);
+  const order = listOrder(table, { sort, search: options.search });
   if (!options.search) {
     const rows = await db.select().from(table as TenantTable).where(where).orderBy(...order).limit(options.limit).offset(options.offset);
     return { rows: rows as RowOf<T>[], total: null };
@@ -271,6 +301,7 @@ const preparedInsertCounts = new WeakMap<object, Map<string, number>>();
  * given (creates repeat a handful of shapes), so it is neither rebuilt nor re-parsed per request.
  */
 export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
+  assertRecordedWrite(db, table);
   const tableName = getTableName(table);
   const columns = Object.keys(values as object).filter((key) => (values as Record<string, unknown>)[key] !== undefined).sort();
   const signature = createHash('sha1').update(`${tableName}:${columns.join(',')}`).digest('hex').slice(0, 16);
@@ -304,6 +335,7 @@ export async function updateRow<T extends TenantTable>(
   values: Partial<InsertOf<T>>,
   options: { includeDeleted?: boolean } = {},
 ): Promise<RowOf<T> | null> {
+  assertRecordedWrite(db, table);
   const rows = await db
     .update(table)
     .set({ ...values, updatedAt: new Date() } as never)

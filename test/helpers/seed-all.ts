@@ -42,6 +42,21 @@ export type SeededCompany = Awaited<ReturnType<typeof seedAll>>;
  * estimate, an invoice with a line item, a payment and a photo. `byCollection` maps each collection path
  * (as documented, with `{job_uuid}` for photos) to the id of its record.
  */
+/** The first event of a record, once the feed shows it (after every earlier transaction has ended). */
+async function firstEventOf(app: FastifyInstance, key: string, objectUuid: string): Promise<{ uuid: string }> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const response = await app.inject({
+      method: 'GET',
+      url: `/api/v1/events?object_uuid=${objectUuid}&limit=1`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const [event] = response.json().data.events;
+    if (event || Date.now() > deadline) return event;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export async function seedAll(app: FastifyInstance, key: string) {
   const location = await makeLocation(app, key);
   const customer = await makeCustomer(app, key);
@@ -63,6 +78,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
   const photo = await uploadPhoto(app, key, job.uuid);
   // Disabled, so it never sends anything; a public address literal passes the address check without DNS.
   const webhookEndpoint = await createVia(app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
+  const event = await firstEventOf(app, key, location.uuid);
   return {
     records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint },
     byCollection: {
@@ -75,6 +91,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
       '/api/v1/payments': payment.uuid,
       '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
       '/api/v1/webhook_endpoints': webhookEndpoint.uuid,
+      '/api/v1/events': event.uuid,
     } as Record<string, string>,
     jobUuid: job.uuid as string,
     customerUuid: customer.uuid as string,

@@ -47,6 +47,7 @@ export const customers = pgTable(
       foreignColumns: [locations.companyId, locations.uuid],
     }),
     index('customers_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('customers_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     index('customers_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

@@ -38,6 +38,7 @@ export const templates = pgTable(
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     index('templates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('templates_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
   ],
 );
 
@@ -87,6 +88,7 @@ export const estimates = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('estimates_number_idx').on(table.companyId, table.estimateSeq),
     index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('estimates_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     index('estimates_company_status_idx')
       .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
       .where(sql`${table.deletedAt} is null`),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, foreignKey, index, integer, json, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies } from './companies.js';
 import { lifecycle, tenantKey, timestamptz } from './columns.js';
 
@@ -23,7 +23,8 @@ export const events = pgTable(
     type: text('type').notNull(),
     objectType: text('object_type').notNull(),
     objectUuid: uuid('object_uuid').notNull(),
-    data: jsonb('data').notNull(),
+    /** json, not jsonb: the record keeps the field order of its GET answer. */
+    data: json('data').notNull(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

@@ -63,6 +63,7 @@ export const invoices = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('invoices_number_idx').on(table.companyId, table.invoiceSeq),
     index('invoices_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('invoices_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     index('invoices_company_status_idx')
       .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
       .where(sql`${table.deletedAt} is null`),
@@ -108,6 +109,7 @@ export const payments = pgTable(
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('payments_number_idx').on(table.companyId, table.paymentSeq),
     index('payments_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('payments_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     index('payments_company_invoice_idx')
       .on(table.companyId, table.invoiceUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
       .where(sql`${table.deletedAt} is null`),

@@ -45,6 +45,7 @@ export const jobs = pgTable(
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.assignedToUserId], foreignColumns: [users.companyId, users.uuid] }),
     index('jobs_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('jobs_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     index('jobs_company_status_idx')
       .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
       .where(sql`${table.deletedAt} is null`),
@@ -81,5 +82,6 @@ export const jobPhotos = pgTable(
     foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
     foreignKey({ columns: [table.companyId, table.userId], foreignColumns: [users.companyId, users.uuid] }),
     index('job_photos_job_order_idx').on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('job_photos_job_sync_idx').on(table.companyId, table.jobUuid, table.updatedAt, table.uuid),
   ],
 );

@@ -28,6 +28,7 @@ export const locations = pgTable(
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     index('locations_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
+    index('locations_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
     uniqueIndex('locations_one_primary_idx')
       .on(table.companyId)
       .where(sql`${table.isPrimary} and ${table.deletedAt} is null`),

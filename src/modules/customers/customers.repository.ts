@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -25,10 +25,10 @@ function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined 
 }
 
 export function listCustomers(db: Db, companyId: string, query: ListCustomersQuery) {
-  const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search)];
+  const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search), syncFilter(customers, query)];
   return paginate(
     query,
-    (offset, limit) => selectPage(db, customers, companyId, { includeDeleted: query.include_deleted, filters, search: query.search, offset, limit }),
+    (offset, limit) => selectPage(db, customers, companyId, { includeDeleted: query.include_deleted, filters, search: query.search, sort: query.sort, offset, limit }),
     () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
 }

@@ -1,10 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { locations } from '../../db/schema/index.js';
+import { customers, locations } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { bodyToColumns, rowToRecord } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import * as repository from './customers.repository.js';
 import type {
   CreateCustomerBody,
@@ -29,26 +30,34 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 }
 
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
-  await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-  const row = await repository.insertCustomer(db, {
-    ...(bodyToColumns(body) as Omit<repository.CustomerInsert, 'companyId' | 'uuid'>),
-    companyId: actor.companyId,
-    uuid: uuidv7(),
-  });
-  return toCustomerRecord(row);
+  const uuid = uuidv7();
+  return (await recordChanges(db, actor, async (changes) => {
+    await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
+    const row = await repository.insertCustomer(changes.tx, {
+      ...(bodyToColumns(body) as Omit<repository.CustomerInsert, 'companyId' | 'uuid'>),
+      companyId: actor.companyId,
+      uuid,
+    });
+    // The inserted row is the record a GET would read: no second read.
+    changes.created('customer', uuid, toCustomerRecord(row));
+    changes.answer('customer', uuid);
+  })) as CustomerRecord;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBody) {
-  if (!(await repository.findCustomer(db, actor.companyId, uuid))) throw notFound('Customer');
-  await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-  const row = await repository.updateCustomer(db, actor.companyId, uuid, bodyToColumns(body));
-  if (!row) throw notFound('Customer');
-  return toCustomerRecord(row);
+  return (await recordChanges(db, actor, async (changes) => {
+    await changes.target('customer', uuid);
+    await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
+    await repository.updateCustomer(changes.tx, actor.companyId, uuid, bodyToColumns(body));
+    changes.answer('customer', uuid);
+  })) as CustomerRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteCustomer(db, companyId, uuid))) throw notFound('Customer');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('customer', uuid);
+    await repository.softDeleteCustomer(changes.tx, actor.companyId, uuid);
+  });
 }
 
 export const customersService: CrudService<CustomerRecord, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
@@ -58,3 +67,10 @@ export const customersService: CrudService<CustomerRecord, CreateCustomerBody, U
   update,
   remove,
 };
+
+registerRecordedType('customer', {
+  table: customers,
+  noun: 'Customer',
+  embeds: [],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

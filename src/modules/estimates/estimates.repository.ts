@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;
@@ -49,6 +49,7 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
     query.customer_uuid ? eq(estimates.customerUuid, query.customer_uuid) : undefined,
     query.job_uuid ? eq(estimates.jobUuid, query.job_uuid) : undefined,
     searchMatches(estimates.searchText, query.search),
+    syncFilter(estimates, query),
   ];
   const bucket = query.status ? { column: estimates.status, values: [query.status] } : undefined;
   const where = and(scoped(estimates, companyId, query.include_deleted), ...filters, bucketCondition(bucket));
@@ -60,16 +61,11 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
         .from(estimates)
         .innerJoin(customers, sameCompany(customers, estimates.customerUuid))
         .where(where)
-        .orderBy(...newestFirst(estimates, query.search))
+        .orderBy(...listOrder(estimates, query))
         .limit(limit)
         .offset(offset),
     () => countRows(db, estimates, companyId, query.include_deleted, filters, bucket),
   );
-}
-
-/** The live estimate, locked until the transaction ends so concurrent status moves cannot both pass. */
-export function lockEstimate(tx: Db, companyId: string, uuid: string) {
-  return findRow(tx, estimates, companyId, uuid, { lock: true });
 }
 
 export function insertEstimate(db: Db, values: EstimateInsert): Promise<EstimateRow> {

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, jobs, locations } from '../../db/schema/index.js';
+import { customers, estimates, jobs, locations } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
@@ -19,6 +19,7 @@ import {
   type PricingInput,
 } from './estimate-pricing.js';
 import { statusChange, type EstimateStatus } from './estimate-status.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import * as repository from './estimates.repository.js';
 import type {
   CreateEstimateBody,
@@ -149,7 +150,8 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
   // Everything runs on the transaction's connection; the number is taken last so the counter lock is held briefly.
-  await db.transaction(async (tx) => {
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
     await requireJobAndLocation(tx, companyId, body);
@@ -169,8 +171,9 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
       templateName: template.name,
       pricingType: template.pricingType,
     });
-  });
-  return readEstimate(db, companyId, uuid);
+    changes.created('estimate', uuid);
+    changes.answer('estimate', uuid);
+  })) as EstimateRecord;
 }
 
 /** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */
@@ -193,9 +196,9 @@ export interface EstimateAnswer {
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody, answer?: EstimateAnswer) {
   const { companyId } = actor;
-  await db.transaction(async (tx) => {
-    const existing = await repository.lockEstimate(tx, companyId, uuid);
-    if (!existing) throw notFound('Estimate');
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
+    const existing = await changes.target<repository.EstimateRow>('estimate', uuid);
     // Checked under the row lock: of two simultaneous answers, the second finds the first's status.
     if (answer && existing.status !== answer.requireStatus) {
       throw new AppError('invalid_status_transition', `The estimate is already ${existing.status}.`, [
@@ -206,13 +209,15 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
     const amounts = await repricedAmounts(tx, existing, body);
     await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts, ...answer?.signature });
-  });
-  return readEstimate(db, companyId, uuid);
+    changes.answer('estimate', uuid);
+  })) as EstimateRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteEstimate(db, companyId, uuid))) throw notFound('Estimate');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('estimate', uuid);
+    await repository.softDeleteEstimate(changes.tx, actor.companyId, uuid);
+  });
 }
 
 function previewOf(pricing: EstimatePricing, body: PreviewEstimateBody, taxRate: string): EstimatePreview {
@@ -250,3 +255,10 @@ export const estimatesService: CrudService<EstimateListItem, CreateEstimateBody,
 
 /** The same update path, for the customer's answer on the share page (status rules, pricing and all). */
 export const updateEstimateWithAnswer = update;
+
+registerRecordedType('estimate', {
+  table: estimates,
+  noun: 'Estimate',
+  embeds: ['customer', 'job', 'template', 'location'],
+  load: (db, companyId, uuid) => readEstimate(db, companyId, uuid, true),
+});

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import type { Changes } from '../events/change-recorder.js';
 import { AppError } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/job-lifecycle.js';
@@ -19,11 +20,11 @@ export function lockInvoice(tx: Db, companyId: string, uuid: string, options: { 
  * `status` is the stored status to settle from (an update may have just requested one).
  */
 export async function settleInvoice(
-  tx: Db,
-  companyId: string,
+  changes: Changes,
   invoice: LockedInvoice,
   status: StoredInvoiceStatus = invoice.status,
 ): Promise<void> {
+  const { tx, companyId } = changes;
   const total = toCents(invoice.totalAmount);
   const paid = toCents(await repository.sumCompletedPayments(tx, companyId, invoice.uuid));
   if (paid > total) {
@@ -37,6 +38,7 @@ export async function settleInvoice(
   const changed =
     nextStatus !== invoice.status || paid !== toCents(invoice.paidAmount) || balance !== toCents(invoice.balanceAmount);
   if (changed) {
+    await changes.touch('invoice', invoice.uuid);
     await repository.updateInvoice(tx, companyId, invoice.uuid, {
       paidAmount: centsToDecimal(paid),
       balanceAmount: centsToDecimal(balance),
@@ -44,6 +46,7 @@ export async function settleInvoice(
     });
   }
   if (nextStatus === 'Paid' && invoice.status !== 'Paid' && invoice.jobUuid) {
+    await changes.touch('job', invoice.jobUuid);
     await markJobPaid(tx, companyId, invoice.jobUuid);
   }
 }

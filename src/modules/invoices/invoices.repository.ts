@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, invoiceReadStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -45,6 +45,7 @@ function listFilters(query: ListInvoicesQuery): Array<SQL | undefined> {
     query.customer_uuid ? eq(invoices.customerUuid, query.customer_uuid) : undefined,
     query.job_uuid ? eq(invoices.jobUuid, query.job_uuid) : undefined,
     searchMatches(invoices.searchText, query.search),
+    syncFilter(invoices, query),
   ];
 }
 
@@ -59,7 +60,7 @@ export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery
         .from(invoices)
         .innerJoin(customers, customerOfInvoice)
         .where(where)
-        .orderBy(...newestFirst(invoices, query.search))
+        .orderBy(...listOrder(invoices, query))
         .limit(limit)
         .offset(offset),
     () => countRows(db, invoices, companyId, query.include_deleted, filters),

@@ -1,12 +1,13 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, locations } from '../../db/schema/index.js';
+import { customers, invoices, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
@@ -16,7 +17,7 @@ import {
   type PricedLine,
   type PricingInput,
 } from './invoice-pricing.js';
-import { lockInvoice, settleInvoice } from './invoice-settlement.js';
+import { settleInvoice } from './invoice-settlement.js';
 import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
 import * as repository from './invoices.repository.js';
 import type {
@@ -168,7 +169,8 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
-  await db.transaction(async (tx) => {
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
     const source = await amountSource(tx, companyId, body);
@@ -176,9 +178,11 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     const locationUuid = body.location_uuid ?? null;
     const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
     const status = settledStatus(body.status ?? 'Pending', pricing.total);
+    await changes.touch('job', body.job_uuid);
     await markJobInvoiced(tx, companyId, body.job_uuid);
     if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
-    // Taken last, so the company-wide counter stays locked only for the insert and the commit.
+    await changes.complete('job', body.job_uuid);
+    // Taken last, so the company-wide counter stays locked only for the insert, its event and the commit.
     const { number, seq } = await allocateNumber(tx, companyId, 'invoice');
     await repository.insertInvoice(tx, {
       companyId,
@@ -201,15 +205,16 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       internalNotes: body.internal_notes ?? null,
       status,
     });
-  });
-  return get(db, companyId, uuid, false);
+    changes.created('invoice', uuid);
+    changes.answer('invoice', uuid);
+  })) as InvoiceRecord;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {
   const { companyId } = actor;
-  await db.transaction(async (tx) => {
-    const invoice = await lockInvoice(tx, companyId, uuid);
-    if (!invoice) throw notFound('Invoice');
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
+    const invoice = await changes.target<repository.InvoiceRow>('invoice', uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
     const repriced = AMOUNT_FIELDS.some((field) => body[field] !== undefined) ? reprice(invoice, body) : null;
     const current = repriced ? { ...invoice, ...repriced.columns } : invoice;
@@ -223,9 +228,9 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
     }
     const columns = { ...bodyToColumns(body, { skip: ['status', ...AMOUNT_FIELDS] }), ...repriced?.columns };
     if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
-    await settleInvoice(tx, companyId, current, status);
-  });
-  return get(db, companyId, uuid, false);
+    await settleInvoice(changes, current, status);
+    changes.answer('invoice', uuid);
+  })) as InvoiceRecord;
 }
 
 /** Re-prices an invoice whose amount inputs change; its payments stay, so the total may not fall below them. */
@@ -250,8 +255,10 @@ function reprice(invoice: repository.InvoiceRow, body: UpdateInvoiceBody) {
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteInvoice(db, companyId, uuid))) throw notFound('Invoice');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('invoice', uuid);
+    await repository.softDeleteInvoice(changes.tx, actor.companyId, uuid);
+  });
 }
 
 export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
@@ -261,3 +268,10 @@ export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, Creat
   update,
   remove,
 };
+
+registerRecordedType('invoice', {
+  table: invoices,
+  noun: 'Invoice',
+  embeds: ['customer', 'job', 'estimate', 'location'],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

@@ -1,7 +1,8 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobPhotos, users } from '../../db/schema/index.js';
-import { byUuid, countWhere, newestFirst, paginate, scoped } from '../../shared/tenant-table.js';
+import { byUuid, countWhere, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobPhotosQuery } from './job-photos.schemas.js';
 
 export type JobPhotoRow = typeof jobPhotos.$inferSelect;
@@ -47,26 +48,35 @@ export async function findPhoto(db: Db, companyId: string, jobUuid: string, uuid
   return rows[0] ? withUser(rows[0]) : null;
 }
 
+/** A photo of any job of the company, deleted or not (what its events carry). */
+export async function findPhotoByUuid(db: Db, companyId: string, uuid: string) {
+  const rows = await selectWithUser(db, byUuid(jobPhotos, companyId, uuid, true)).limit(1);
+  return rows[0] ? withUser(rows[0]) : null;
+}
+
 export function listPhotos(db: Db, companyId: string, jobUuid: string, query: ListJobPhotosQuery) {
   const where = and(
     scoped(jobPhotos, companyId, query.include_deleted),
     eq(jobPhotos.jobUuid, jobUuid),
     query.photo_type ? eq(jobPhotos.photoType, query.photo_type) : undefined,
+    syncFilter(jobPhotos, query),
   ) as SQL;
   return paginate(
     query,
     async (offset, limit) =>
-      (await selectWithUser(db, where).orderBy(...newestFirst(jobPhotos)).limit(limit).offset(offset)).map(withUser),
+      (await selectWithUser(db, where).orderBy(...listOrder(jobPhotos, query)).limit(limit).offset(offset)).map(withUser),
     () => countWhere(db, jobPhotos, where),
   );
 }
 
 export function insertPhotos(db: Db, values: JobPhotoInsert[]): Promise<JobPhotoRow[]> {
+  assertRecordedWrite(db, jobPhotos);
   return db.insert(jobPhotos).values(values).returning();
 }
 
 /** Soft-deletes a live photo of the job; false when there is none. */
 export async function softDeletePhoto(db: Db, companyId: string, jobUuid: string, uuid: string): Promise<boolean> {
+  assertRecordedWrite(db, jobPhotos);
   const now = new Date();
   const deleted = await db
     .update(jobPhotos)

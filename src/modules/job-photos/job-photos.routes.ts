@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCom
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
 import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { actorOf, SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
 import { requestLinkBase } from '../../shared/urls.js';
@@ -180,7 +180,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
       const { job_uuid } = request.params;
-      const upload = new service.PhotoUpload(db(), app.deps.storage, request.principal, job_uuid, env.MAX_PHOTO_BYTES);
+      const upload = new service.PhotoUpload(db(), app.deps.storage, actorOf(request), job_uuid, env.MAX_PHOTO_BYTES, links(request));
       try {
         const fields = await withUploadDeadline(
           env.UPLOAD_TIMEOUT_MS,
@@ -235,7 +235,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request) => {
       const { job_uuid, photo_uuid } = request.params;
-      await service.removePhoto(db(), request.principal.companyId, job_uuid, photo_uuid);
+      await service.removePhoto(db(), actorOf(request), job_uuid, photo_uuid, links(request));
       return ok({ message: 'Photo deleted successfully' });
     },
   );

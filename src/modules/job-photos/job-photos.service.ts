@@ -2,12 +2,14 @@ import { Readable, Transform } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
+import { jobPhotos } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../shared/crud-routes.js';
 import type { Page } from '../../shared/list-query.js';
 import { rowToRecord, type RecordShape } from '../../shared/records.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
+import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import * as repository from './job-photos.repository.js';
 import type { JobPhotoRecord, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
 
@@ -64,10 +66,18 @@ export async function getPhoto(
   return toPhotoRecord(found, links);
 }
 
-/** Soft delete; the stored file stays. */
-export async function removePhoto(db: Db, companyId: string, jobUuid: string, uuid: string): Promise<void> {
-  await requireLiveJob(db, companyId, jobUuid);
-  if (!(await repository.softDeletePhoto(db, companyId, jobUuid, uuid))) throw notFound('Photo');
+/** Soft delete (If-Match checked under the photo's lock); the stored file stays. */
+export async function removePhoto(db: Db, actor: Actor, jobUuid: string, uuid: string, links: PhotoLinks): Promise<void> {
+  await requireLiveJob(db, actor.companyId, jobUuid);
+  await recordChanges(
+    db,
+    actor,
+    async (changes) => {
+      await changes.target<repository.JobPhotoRow>('job_photo', uuid, (row) => row.jobUuid === jobUuid);
+      await repository.softDeletePhoto(changes.tx, actor.companyId, jobUuid, uuid);
+    },
+    { photoLinks: links },
+  );
 }
 
 /** The client's file name for display only: no path, no control characters, at most 255 characters. */
@@ -151,6 +161,7 @@ export class PhotoUpload {
     private readonly actor: Actor,
     private readonly jobUuid: string,
     private readonly maxBytes: number,
+    private readonly links: PhotoLinks,
   ) {}
 
   get fileCount(): number {
@@ -188,9 +199,11 @@ export class PhotoUpload {
   /** Inserts one record per stored file, in one transaction; the job must still be live. */
   async commit(fields: UploadFields): Promise<repository.JobPhotoRow[]> {
     if (this.stored.length === 0) throw invalidField('photos', 'at least one photo file is required');
-    return this.db.transaction(async (tx) => {
+    let rows: repository.JobPhotoRow[] = [];
+    const record = async (changes: Changes) => {
+      const { tx } = changes;
       if (!(await lockJob(tx, this.actor.companyId, this.jobUuid))) throw notFound('Job');
-      return repository.insertPhotos(
+      rows = await repository.insertPhotos(
         tx,
         this.stored.map((photo) => ({
           ...photo,
@@ -201,7 +214,10 @@ export class PhotoUpload {
           takenAt: fields.taken_at ?? null,
         })),
       );
-    });
+      for (const row of rows) changes.created('job_photo', row.uuid);
+    };
+    await recordChanges(this.db, this.actor, record, { photoLinks: this.links });
+    return rows;
   }
 
   /** Removes every file this upload stored; errors are ignored so the original failure is reported. */
@@ -222,3 +238,14 @@ export async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: Ph
     })),
   );
 }
+
+registerRecordedType('job_photo', {
+  table: jobPhotos,
+  noun: 'Photo',
+  embeds: ['user'],
+  load: async (db, companyId, uuid, context) => {
+    const found = await repository.findPhotoByUuid(db, companyId, uuid);
+    if (!found || !context.photoLinks) throw new Error('A photo is recorded with its links');
+    return toPhotoRecord(found, context.photoLinks as PhotoLinks);
+  },
+});

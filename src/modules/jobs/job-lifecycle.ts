@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobs } from '../../db/schema/index.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 
 export const JOB_STATUSES = [
   'New',
@@ -41,6 +42,7 @@ export function statusTimestamps(status: string, current: StatusTimestamps | nul
 
 /** Creating an invoice moves its job to Invoiced (stamping invoiced_at once). */
 export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
+  assertRecordedWrite(db, jobs);
   await db
     .update(jobs)
     .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
@@ -49,6 +51,7 @@ export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string
 
 /** An invoice of the job became Paid: the job gets paid_at (once). */
 export async function markJobPaid(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
+  assertRecordedWrite(db, jobs);
   await db
     .update(jobs)
     .set({ paidAt: sql`coalesce(${jobs.paidAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })

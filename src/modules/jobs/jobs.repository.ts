@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, searchMatches, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -78,6 +78,7 @@ function listFilters(query: ListJobsQuery) {
     query.assigned_to_user_id ? eq(jobs.assignedToUserId, query.assigned_to_user_id) : undefined,
     query.priority ? eq(jobs.priority, query.priority) : undefined,
     searchMatches(jobs.searchText, query.search),
+    syncFilter(jobs, query),
   ];
 }
 
@@ -93,7 +94,7 @@ export function listJobs(db: Db, companyId: string, query: ListJobsQuery) {
         .from(jobs)
         .innerJoin(customers, customerOfJob)
         .where(where)
-        .orderBy(...newestFirst(jobs, query.search))
+        .orderBy(...listOrder(jobs, query))
         .limit(limit)
         .offset(offset),
     () => countRows(db, jobs, companyId, query.include_deleted, filters, bucket),

@@ -1,10 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, locations, users } from '../../db/schema/index.js';
+import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import * as repository from './jobs.repository.js';
 import type {
@@ -56,34 +57,39 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 }
 
 async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRecord> {
-  await requireReferences(db, actor.companyId, body);
-  const row = await repository.insertJob(db, {
-    ...(bodyToColumns(body, { money: MONEY_FIELDS }) as Omit<repository.JobInsert, 'companyId' | 'uuid'>),
-    // A job created directly in a status gets that status's timestamp.
-    ...statusTimestamps(body.status ?? 'New', null),
-    companyId: actor.companyId,
-    uuid: uuidv7(),
-  });
-  return get(db, actor.companyId, row.uuid, false);
+  const uuid = uuidv7();
+  return (await recordChanges(db, actor, async (changes) => {
+    await requireReferences(changes.tx, actor.companyId, body);
+    await repository.insertJob(changes.tx, {
+      ...(bodyToColumns(body, { money: MONEY_FIELDS }) as Omit<repository.JobInsert, 'companyId' | 'uuid'>),
+      // A job created directly in a status gets that status's timestamp.
+      ...statusTimestamps(body.status ?? 'New', null),
+      companyId: actor.companyId,
+      uuid,
+    });
+    changes.created('job', uuid);
+    changes.answer('job', uuid);
+  })) as JobRecord;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): Promise<JobRecord> {
-  await db.transaction(async (tx) => {
-    const current = await repository.lockJob(tx, actor.companyId, uuid);
-    if (!current) throw notFound('Job');
-    await requireReferences(tx, actor.companyId, body);
-    await repository.updateJob(tx, actor.companyId, uuid, {
+  return (await recordChanges(db, actor, async (changes) => {
+    const current = await changes.target<repository.JobRow>('job', uuid);
+    await requireReferences(changes.tx, actor.companyId, body);
+    await repository.updateJob(changes.tx, actor.companyId, uuid, {
       ...bodyToColumns(body, { money: MONEY_FIELDS }),
       // Status moves are free; a timestamp already set is never re-stamped.
       ...(body.status ? statusTimestamps(body.status, current) : {}),
     });
-  });
-  return get(db, actor.companyId, uuid, false);
+    changes.answer('job', uuid);
+  })) as JobRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteJob(db, companyId, uuid))) throw notFound('Job');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('job', uuid);
+    await repository.softDeleteJob(changes.tx, actor.companyId, uuid);
+  });
 }
 
 export const jobsService: CrudService<JobListItem, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
@@ -93,3 +99,10 @@ export const jobsService: CrudService<JobListItem, CreateJobBody, UpdateJobBody,
   update,
   remove,
 };
+
+registerRecordedType('job', {
+  table: jobs,
+  noun: 'Job',
+  embeds: ['customer', 'location', 'assigned_user'],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

@@ -1,7 +1,8 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, scoped, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListLocationsQuery } from './locations.schemas.js';
 
 export type LocationRow = typeof locations.$inferSelect;
@@ -12,10 +13,11 @@ export function findLocation(db: Db, companyId: string, uuid: string, includeDel
 }
 
 export function listLocations(db: Db, companyId: string, query: ListLocationsQuery) {
+  const filters = [syncFilter(locations, query)];
   return paginate(
     query,
-    (offset, limit) => selectPage(db, locations, companyId, { includeDeleted: query.include_deleted, offset, limit }),
-    () => countRows(db, locations, companyId, query.include_deleted),
+    (offset, limit) => selectPage(db, locations, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
+    () => countRows(db, locations, companyId, query.include_deleted, filters),
   );
 }
 
@@ -35,9 +37,18 @@ export async function lockPrimary(db: Db, companyId: string) {
   await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`locations.primary:${companyId}`}, 0))`);
 }
 
-/** Clears the primary flag of every other live location of the company (call inside a transaction). */
+/** The live primary locations of the company other than `exceptUuid` (at most one). */
+export async function primaryUuids(db: Db, companyId: string, exceptUuid: string | null): Promise<string[]> {
+  const rows = await db
+    .select({ uuid: locations.uuid })
+    .from(locations)
+    .where(and(scoped(locations, companyId), eq(locations.isPrimary, true), exceptUuid ? ne(locations.uuid, exceptUuid) : undefined));
+  return rows.map((row) => row.uuid);
+}
+
+/** Clears the primary flag of every other live location of the company (call under lockPrimary). */
 export async function clearPrimary(db: Db, companyId: string, exceptUuid: string | null) {
-  await lockPrimary(db, companyId);
+  assertRecordedWrite(db, locations);
   await db
     .update(locations)
     .set({ isPrimary: false, updatedAt: new Date() })

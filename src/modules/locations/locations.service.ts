@@ -1,8 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
+import { locations } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import * as repository from './locations.repository.js';
 import type {
   CreateLocationBody,
@@ -26,43 +28,50 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
   return toLocationRecord(row);
 }
 
+/** Makes `uuid` the only primary location, recording the location that stops being primary. */
+async function takePrimary(changes: Changes, uuid: string | null) {
+  await repository.lockPrimary(changes.tx, changes.companyId);
+  for (const previous of await repository.primaryUuids(changes.tx, changes.companyId, uuid)) {
+    await changes.touch('location', previous);
+  }
+  await repository.clearPrimary(changes.tx, changes.companyId, uuid);
+}
+
 async function create(db: Db, actor: Actor, body: CreateLocationBody) {
   const uuid = uuidv7();
-  const row = await db.transaction(async (tx) => {
-    if (body.is_primary) await repository.clearPrimary(tx, actor.companyId, null);
-    return repository.insertLocation(tx, {
+  return (await recordChanges(db, actor, async (changes) => {
+    if (body.is_primary) await takePrimary(changes, null);
+    const row = await repository.insertLocation(changes.tx, {
       ...(bodyToColumns(body) as Omit<repository.LocationInsert, 'companyId' | 'uuid'>),
       companyId: actor.companyId,
       uuid,
     });
-  });
-  return toLocationRecord(row);
+    changes.created('location', uuid, toLocationRecord(row));
+    changes.answer('location', uuid);
+  })) as LocationRecord;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBody) {
-  const row = await db.transaction(async (tx) => {
-    if (body.is_primary) {
-      const existing = await repository.findLocation(tx, actor.companyId, uuid);
-      if (!existing) throw notFound('Location');
-      await repository.clearPrimary(tx, actor.companyId, uuid);
-    }
-    return repository.updateLocation(tx, actor.companyId, uuid, bodyToColumns(body));
-  });
-  if (!row) throw notFound('Location');
-  return toLocationRecord(row);
+  return (await recordChanges(db, actor, async (changes) => {
+    // The primary lock first, as every primary change takes it, then the row.
+    if (body.is_primary) await repository.lockPrimary(changes.tx, actor.companyId);
+    await changes.target('location', uuid);
+    if (body.is_primary) await takePrimary(changes, uuid);
+    await repository.updateLocation(changes.tx, actor.companyId, uuid, bodyToColumns(body));
+    changes.answer('location', uuid);
+  })) as LocationRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
   const { companyId } = actor;
-  await db.transaction(async (tx) => {
+  await recordChanges(db, actor, async (changes) => {
     // Under the primary lock, so the location cannot become primary between the check and the delete.
-    await repository.lockPrimary(tx, companyId);
-    const existing = await repository.findLocation(tx, companyId, uuid);
-    if (!existing) throw notFound('Location');
+    await repository.lockPrimary(changes.tx, companyId);
+    const existing = await changes.target<repository.LocationRow>('location', uuid);
     if (existing.isPrimary) {
       throw new AppError('primary_location', 'The primary location cannot be deleted; make another location primary first.');
     }
-    if (!(await repository.softDeleteLocation(tx, companyId, uuid))) throw notFound('Location');
+    await repository.softDeleteLocation(changes.tx, companyId, uuid);
   });
 }
 
@@ -73,3 +82,10 @@ export const locationsService: CrudService<LocationRecord, CreateLocationBody, U
   update,
   remove,
 };
+
+registerRecordedType('location', {
+  table: locations,
+  noun: 'Location',
+  embeds: [],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

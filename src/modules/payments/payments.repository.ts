@@ -1,7 +1,7 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, newestFirst, paginate, scoped, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { invoiceReadStatus } from '../invoices/invoice-status.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 
@@ -48,6 +48,7 @@ function listFilters(query: ListPaymentsQuery): Array<SQL | undefined> {
     query.invoice_uuid ? eq(payments.invoiceUuid, query.invoice_uuid) : undefined,
     query.customer_uuid ? eq(payments.customerUuid, query.customer_uuid) : undefined,
     query.payment_type ? eq(payments.paymentType, query.payment_type) : undefined,
+    syncFilter(payments, query),
   ];
 }
 
@@ -63,7 +64,7 @@ export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery
         .from(payments)
         .innerJoin(invoices, invoiceOfPayment)
         .where(where)
-        .orderBy(...newestFirst(payments))
+        .orderBy(...listOrder(payments, query))
         .limit(limit)
         .offset(offset),
     () => countRows(db, payments, companyId, query.include_deleted, filters, bucket),

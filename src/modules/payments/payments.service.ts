@@ -1,10 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
+import { payments } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, moneyOut, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { lockInvoice, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
+import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import * as repository from './payments.repository.js';
@@ -85,10 +87,13 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const status = body.status ?? 'Completed';
   const processedAt = processedAtFor(status, body.processed_at, null);
   const uuid = uuidv7();
-  await db.transaction(async (tx) => {
+  return (await recordChanges(db, actor, async (changes) => {
+    const { tx } = changes;
     const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
     if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
     requireIssued(invoice, 'invoice_uuid');
+    // Read before the company-wide payment counter is taken, so that lock is held for less time.
+    await changes.touch('invoice', invoice.uuid);
     const { number, seq } = await allocateNumber(tx, companyId, 'payment');
     await repository.insertPayment(tx, {
       ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
@@ -102,31 +107,36 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
       paymentNumber: number,
       paymentSeq: seq,
     });
-    await settleInvoice(tx, companyId, invoice);
-  });
-  return get(db, companyId, uuid, false);
+    changes.created('payment', uuid);
+    await settleInvoice(changes, invoice);
+    changes.answer('payment', uuid);
+  })) as PaymentRecord;
 }
 
-/** Runs `change` with the payment's invoice locked and the payment re-read under that lock. */
-async function withLockedInvoice<T>(
+/**
+ * Runs `change` with the payment's invoice locked, then the payment locked and re-read under that lock
+ * (checked against If-Match); the lock order invoice -> payment is the one every payment write takes.
+ */
+async function withLockedInvoice(
   db: Db,
-  companyId: string,
+  actor: Actor,
   paymentUuid: string,
-  change: (tx: Db, payment: repository.PaymentRow, invoice: LockedInvoice) => Promise<T>,
-): Promise<T> {
-  return db.transaction(async (tx) => {
-    const unlocked = await repository.findPayment(tx, companyId, paymentUuid);
+  change: (changes: Changes, payment: repository.PaymentRow, invoice: LockedInvoice) => Promise<void>,
+): Promise<unknown> {
+  const { companyId } = actor;
+  return recordChanges(db, actor, async (changes) => {
+    const unlocked = await repository.findPayment(changes.tx, companyId, paymentUuid);
     if (!unlocked) throw notFound('Payment');
-    const invoice = await lockInvoice(tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
-    const payment = await repository.findPayment(tx, companyId, paymentUuid);
-    if (!invoice || !payment) throw notFound('Payment');
-    return change(tx, payment, invoice);
+    const invoice = await lockInvoice(changes.tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
+    if (!invoice) throw notFound('Payment');
+    const payment = await changes.target<repository.PaymentRow>('payment', paymentUuid);
+    await change(changes, payment, invoice);
   });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBody) {
   const { companyId } = actor;
-  await withLockedInvoice(db, companyId, uuid, async (tx, payment, invoice) => {
+  return (await withLockedInvoice(db, actor, uuid, async (changes, payment, invoice) => {
     const status = body.status ?? payment.status;
     checkPaymentTransition(payment.status, status);
     if (status === 'Completed' && payment.status !== 'Completed') requireIssued(invoice, 'status');
@@ -135,23 +145,22 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBod
     }
     const amount = body.amount !== undefined ? toCents(body.amount) : toCents(payment.amount);
     const fee = body.processing_fee !== undefined ? toCents(body.processing_fee) : toCents(payment.processingFee);
-    await repository.updatePayment(tx, companyId, uuid, {
+    await repository.updatePayment(changes.tx, companyId, uuid, {
       ...bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }),
       netAmount: centsToDecimal(netAmount(amount, fee)),
       status,
       processedAt: processedAtFor(status, body.processed_at, payment.processedAt),
     });
-    await settleInvoice(tx, companyId, invoice);
-  });
-  return get(db, companyId, uuid, false);
+    await settleInvoice(changes, invoice);
+    changes.answer('payment', uuid);
+  })) as PaymentRecord;
 }
 
 /** A deleted Completed payment stops counting: the invoice is settled again. */
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  await withLockedInvoice(db, companyId, uuid, async (tx, _payment, invoice) => {
-    if (!(await repository.softDeletePayment(tx, companyId, uuid))) throw notFound('Payment');
-    await settleInvoice(tx, companyId, invoice);
+  await withLockedInvoice(db, actor, uuid, async (changes, _payment, invoice) => {
+    await repository.softDeletePayment(changes.tx, actor.companyId, uuid);
+    await settleInvoice(changes, invoice);
   });
 }
 
@@ -162,3 +171,10 @@ export const paymentsService: CrudService<PaymentRecord | PaymentListItem, Creat
   update,
   remove,
 };
+
+registerRecordedType('payment', {
+  table: payments,
+  noun: 'Payment',
+  embeds: ['invoice', 'customer'],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

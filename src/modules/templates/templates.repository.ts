@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, selectPage, softDelete, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -15,10 +15,11 @@ export function listTemplates(db: Db, companyId: string, query: ListTemplatesQue
   const filters = [
     query.pricing_type ? eq(templates.pricingType, query.pricing_type) : undefined,
     query.is_active === undefined ? undefined : eq(templates.isActive, query.is_active),
+    syncFilter(templates, query),
   ];
   return paginate(
     query,
-    (offset, limit) => selectPage(db, templates, companyId, { includeDeleted: query.include_deleted, filters, offset, limit }),
+    (offset, limit) => selectPage(db, templates, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
     () => countRows(db, templates, companyId, query.include_deleted, filters),
   );
 }
@@ -33,9 +34,4 @@ export function updateTemplate(db: Db, companyId: string, uuid: string, values: 
 
 export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
   return softDelete(db, templates, companyId, uuid);
-}
-
-/** The live template, locked until the transaction ends so concurrent updates cannot break its rules. */
-export function lockTemplate(tx: Db, companyId: string, uuid: string) {
-  return findRow(tx, templates, companyId, uuid, { lock: true });
 }

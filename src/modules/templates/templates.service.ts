@@ -1,9 +1,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
+import { templates } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, moneyOut, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import * as repository from './templates.repository.js';
 import type {
   AddonInput,
@@ -97,31 +99,35 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
   const columns = toColumns(body);
   checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
-  const row = await repository.insertTemplate(db, {
-    ...columns,
-    name: body.name,
-    pricingType: body.pricing_type,
-    companyId: actor.companyId,
-    uuid: uuidv7(),
-  });
-  return toTemplateRecord(row);
+  const uuid = uuidv7();
+  return (await recordChanges(db, actor, async (changes) => {
+    const row = await repository.insertTemplate(changes.tx, {
+      ...columns,
+      name: body.name,
+      pricingType: body.pricing_type,
+      companyId: actor.companyId,
+      uuid,
+    });
+    changes.created('template', uuid, toTemplateRecord(row));
+    changes.answer('template', uuid);
+  })) as TemplateRecord;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBody) {
-  const row = await db.transaction(async (tx) => {
-    const existing = await repository.lockTemplate(tx, actor.companyId, uuid);
-    if (!existing) throw notFound('Template');
+  return (await recordChanges(db, actor, async (changes) => {
+    const existing = await changes.target<repository.TemplateRow>('template', uuid);
     const columns = toColumns(body);
     checkPricingFields({ ...existing, ...columns });
-    return repository.updateTemplate(tx, actor.companyId, uuid, columns);
-  });
-  if (!row) throw notFound('Template');
-  return toTemplateRecord(row);
+    await repository.updateTemplate(changes.tx, actor.companyId, uuid, columns);
+    changes.answer('template', uuid);
+  })) as TemplateRecord;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
-  const { companyId } = actor;
-  if (!(await repository.softDeleteTemplate(db, companyId, uuid))) throw notFound('Template');
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target('template', uuid);
+    await repository.softDeleteTemplate(changes.tx, actor.companyId, uuid);
+  });
 }
 
 export const templatesService: CrudService<TemplateRecord, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
@@ -131,3 +137,10 @@ export const templatesService: CrudService<TemplateRecord, CreateTemplateBody, U
   update,
   remove,
 };
+
+registerRecordedType('template', {
+  table: templates,
+  noun: 'Template',
+  embeds: [],
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listQueryShape } from '../../shared/list-query.js';
+import { pageQueryShape } from '../../shared/list-query.js';
 
 export const UserRecord = z
   .object({
@@ -11,7 +11,7 @@ export const UserRecord = z
   .meta({ id: 'User' });
 export type UserRecord = z.infer<typeof UserRecord>;
 
-export const ListUsersQuery = z.strictObject({ ...listQueryShape });
+export const ListUsersQuery = z.strictObject({ ...pageQueryShape });
 export type ListUsersQuery = z.infer<typeof ListUsersQuery>;
 
 /** A user embedded in jobs (assigned_user) and photos (user). */

@@ -1,7 +1,7 @@
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, selectPage, updateRow, countWhere } from '../../shared/tenant-table.js';
+import { countRows, countWhere, findRow, insertRow, listOrder, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { pageOffset, toPage } from '../../shared/list-query.js';
 import type { ListDeliveriesQuery, ListWebhookEndpointsQuery } from './webhooks.schemas.js';
 
@@ -15,10 +15,11 @@ export function findEndpoint(db: Db, companyId: string, uuid: string, options: {
 
 export function listEndpoints(db: Db, companyId: string, query: ListWebhookEndpointsQuery) {
   // A filter that is always true keeps the count on the table itself (no trigger keeps its totals).
-  const filters = [sql`true`];
+  const filters = [sql`true`, syncFilter(webhookEndpoints, query)];
   return paginate(
     query,
-    (offset, limit) => selectPage(db, webhookEndpoints, companyId, { includeDeleted: query.include_deleted, filters, offset, limit }),
+    (offset, limit) =>
+      selectPage(db, webhookEndpoints, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
     () => countRows(db, webhookEndpoints, companyId, query.include_deleted, filters),
   );
 }
@@ -63,13 +64,14 @@ export async function listDeliveries(db: Db, companyId: string, endpointUuid: st
     eq(webhookDeliveries.companyId, companyId),
     eq(webhookDeliveries.endpointUuid, endpointUuid),
     query.status ? eq(webhookDeliveries.status, query.status) : undefined,
+    query.updated_since ? gte(webhookDeliveries.updatedAt, query.updated_since) : undefined,
   );
   const offset = pageOffset(query);
   const rows = await db
     .select()
     .from(webhookDeliveries)
     .where(where)
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.uuid))
+    .orderBy(...listOrder(webhookDeliveries as never, { sort: query.sort }))
     .limit(query.limit)
     .offset(offset);
   const total =

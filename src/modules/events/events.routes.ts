@@ -1,0 +1,52 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { SECURITY, UuidParams } from '../../shared/crud-routes.js';
+import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
+import { EventRecord, EventsPage, ListEventsQuery } from './events.schemas.js';
+import { getEvent, listEvents } from './events.service.js';
+
+const TAG = 'Events';
+
+const FEED_DESCRIPTION =
+  'The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: ' +
+  'you never miss an event nor see one twice, even while many transactions commit out of order (an event appears ' +
+  'once every transaction that started before it has ended, normally within 2 seconds of its commit). Events are ' +
+  'kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company\'s or no longer kept is 400.';
+
+export const eventRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const db = () => app.deps.database.db;
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags: [TAG],
+        operationId: 'listEvents',
+        summary: 'List events (the change feed)',
+        description: FEED_DESCRIPTION,
+        security: SECURITY,
+        querystring: ListEventsQuery,
+        response: { 200: okSchema(EventsPage), ...errorResponses() },
+      },
+    },
+    async (request) =>
+      ok(await listEvents(db(), request.principal.companyId, request.query, app.deps.config.EVENT_RETENTION_DAYS)),
+  );
+
+  app.get(
+    '/events/:uuid',
+    {
+      schema: {
+        tags: [TAG],
+        operationId: 'getEvent',
+        summary: 'Get an event',
+        description: 'One event of the company; 404 when unknown, another company\'s or no longer kept.',
+        security: SECURITY,
+        params: UuidParams,
+        response: { 200: okSchema(EventRecord), ...errorResponses(404) },
+      },
+    },
+    async (request) => ok(await getEvent(db(), request.principal.companyId, request.params.uuid)),
+  );
+};

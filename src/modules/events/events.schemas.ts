@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { timestampOutput, uuidString } from '../../shared/formats.js';
+import { CustomerRecord } from '../customers/customers.schemas.js';
+import { EstimateRecord } from '../estimates/estimates.schemas.js';
+import { InvoiceRecord } from '../invoices/invoices.schemas.js';
+import { JobPhotoRecord } from '../job-photos/job-photos.schemas.js';
+import { JobRecord } from '../jobs/jobs.schemas.js';
+import { LocationRecord } from '../locations/locations.schemas.js';
+import { PaymentRecord } from '../payments/payments.schemas.js';
+import { TemplateRecord } from '../templates/templates.schemas.js';
+
+/** The objects whose changes are recorded (DECISIONS §9.1). */
+export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
+export type EventType = `${ObjectType}.${(typeof EVENT_ACTIONS)[number]}`;
+export const EVENT_TYPES = OBJECT_TYPES.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}` as EventType));
+
+const RECORDS = {
+  location: LocationRecord,
+  customer: CustomerRecord,
+  job: JobRecord,
+  job_photo: JobPhotoRecord,
+  template: TemplateRecord,
+  estimate: EstimateRecord,
+  invoice: InvoiceRecord,
+  payment: PaymentRecord,
+} as const satisfies Record<ObjectType, z.ZodType>;
+
+const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
+
+function eventSchema<T extends ObjectType>(objectType: T) {
+  const types = EVENT_ACTIONS.map((action) => `${objectType}.${action}`) as [string, ...string[]];
+  return z
+    .object({
+      uuid: z.string().describe('The event id; pass it as `after` to read the events that follow it.'),
+      type: z.enum(types).describe(`${types.join(', ')}.`),
+      object_type: z.literal(objectType),
+      object_uuid: z.string().describe('The changed record.'),
+      created_at: timestampOutput,
+      data: z.object({
+        object: RECORDS[objectType].describe('The record as its GET with include_deleted=true answered right after the change.'),
+        previous_attributes: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe('Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.')
+          .meta({ example: { status: 'Scheduled' } }),
+      }),
+    })
+    .meta({ id: `${pascal(objectType)}Event` });
+}
+
+export const EventRecord = z
+  .discriminatedUnion(
+    'object_type',
+    OBJECT_TYPES.map((type) => eventSchema(type)) as unknown as [ReturnType<typeof eventSchema>, ...Array<ReturnType<typeof eventSchema>>],
+  )
+  .meta({ id: 'Event', description: 'One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type.' });
+
+export type EventRecord = z.infer<typeof EventRecord>;
+
+const eventTypeList = z
+  .string()
+  .transform((value, context) => {
+    const types = value.split(',').map((type) => type.trim());
+    for (const type of types) {
+      if (!(EVENT_TYPES as readonly string[]).includes(type)) {
+        context.addIssue({ code: 'custom', message: `"${type}" is not an event type (<object>.created|updated|deleted)` });
+        return z.NEVER;
+      }
+    }
+    return [...new Set(types)] as EventType[];
+  });
+
+export const ListEventsQuery = z.strictObject({
+  after: uuidString.optional().describe('An event id of this feed: the page starts right after it. Absent: from the oldest kept event.'),
+  limit: z.coerce
+    .number({ error: 'must be an integer between 1 and 100' })
+    .int('must be an integer between 1 and 100')
+    .min(1, 'must be an integer between 1 and 100')
+    .max(100, 'must be an integer between 1 and 100')
+    .default(50)
+    .describe('Page size, 1 to 100.'),
+  type: eventTypeList.optional().describe('Event types, comma-separated (OR).').meta({ example: 'invoice.updated,payment.created' }),
+  object_uuid: uuidString.optional().describe('Only the events of this record.'),
+});
+export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
+
+export const EventsPage = z.object({
+  events: z.array(EventRecord).describe('Feed order, oldest first.'),
+  has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
+});
