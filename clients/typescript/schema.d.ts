@@ -7434,7 +7434,10 @@ export interface operations {
     getEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The record id. */
                 uuid: string;
@@ -7453,6 +7456,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7462,6 +7466,21 @@ export interface operations {
                         data: components["schemas"]["Event"];
                     };
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers one record (GET, create or update of an item): it carries an ETag (DECISIONS.md §9.4). */
     etag?: boolean;
+    /** Fields the answer carries that a GET of the record does not (a secret shown once): left out of the ETag. */
+    etagOmit?: readonly string[];
   }
 }
 
@@ -28,8 +30,15 @@ export const etagPlugin = fp(
 
     app.addHook('onSend', async (request, reply, payload) => {
       if (!request.routeOptions.config?.etag || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-      const data = envelopeDataJson(payload);
+      let data = envelopeDataJson(payload);
       if (data === undefined) return payload;
+      const omit = request.routeOptions.config.etagOmit;
+      if (omit?.length) {
+        // The record as a GET shows it: the once-only fields removed, the other fields in their order.
+        const record = JSON.parse(data) as Record<string, unknown>;
+        for (const field of omit) delete record[field];
+        data = JSON.stringify(record);
+      }
       const etag = etagOfJson(data);
       reply.header('etag', etag);
       const safe = request.method === 'GET' || request.method === 'HEAD';

@@ -80,6 +80,7 @@ export const swaggerPlugin = fp(
           { name: 'Invoices', description: 'Invoices and their arithmetic.' },
           { name: 'Payments', description: 'Payments against invoices.' },
           { name: 'Numbering', description: 'Invoice and estimate numbering (needs the `numbering` add-on).' },
+          { name: 'Events', description: 'The gap-free feed of every change: follow it with `after`.' },
           {
             name: 'Webhooks',
             description: 'Webhook endpoints, their delivery log, and the signed requests sent to them (see `webhooks`).',

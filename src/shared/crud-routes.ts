@@ -72,6 +72,12 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
   // Get, create and update answer one record: they carry its ETag (src/plugins/etag.ts).
   const recordConfig = { ...config, etag: true };
+  // A create answer with fields a GET never shows (a secret) carries the ETag of the record without them.
+  const createOnly =
+    options.createdRecord instanceof z.ZodObject && options.record instanceof z.ZodObject
+      ? Object.keys(options.createdRecord.shape).filter((key) => !(key in (options.record as z.ZodObject).shape))
+      : [];
+  const createConfig = { ...recordConfig, etagOmit: createOnly };
   const single = okSchema(options.record);
   const db = () => app.deps.database.db;
 
@@ -117,7 +123,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   app.post(
     path,
     {
-      config: recordConfig,
+      config: createConfig,
       schema: {
         tags: [tag],
         operationId: `create${pascalNoun}`,

@@ -37,6 +37,7 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/events/:uuid',
     {
+      config: { etag: true },
       schema: {
         tags: [TAG],
         operationId: 'getEvent',
