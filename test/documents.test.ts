@@ -8,6 +8,7 @@ import { UrlSigner } from '../src/storage/url-signer.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeInvoice, makePayment } from './helpers/billing-factories.js';
 import { pdfPages, pdfText, shareUrlIn, startMailSink } from './helpers/documents.js';
+import { readFeed } from './helpers/events.js';
 import { insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { makeCompany, makeCustomer, type TestCompany } from './helpers/factories.js';
 
@@ -109,6 +110,16 @@ async function readEstimate(key: string, uuid: string) {
   const response = await api(key, 'GET', `/estimates/${uuid}`);
   expect(response.status).toBe(200);
   return response.body.data;
+}
+
+/** The record's events once one of `type` is visible in the feed (events show once earlier transactions end). */
+async function waitForEvent(key: string, objectUuid: string, type: string) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const events = await readFeed(app, key, { object_uuid: objectUuid });
+    if (events.some((event) => event.type === type) || Date.now() > deadline) return events.filter((event) => event.type === type);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function jobStatus(companyId: string, uuid: string) {
@@ -612,6 +623,9 @@ describe('POST .../send', () => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain(`Estimate ${setup.estimate.estimate_number}`);
     expect(await jobStatus(setup.company.companyId, setup.jobUuid)).toBe('Estimate Sent');
+    // The move is a change like any other: the job records job.updated.
+    const jobEvents = await waitForEvent(setup.company.key, setup.jobUuid, 'job.updated');
+    expect(jobEvents.at(-1)?.data.object.status).toBe('Estimate Sent');
   });
 
   it('leaves a job that is past scheduling where it is, and sends to `to` when given', async () => {
@@ -639,6 +653,8 @@ describe('POST .../send', () => {
     expect((await getRaw(app, pathOf(shareUrlIn(mail.text!)))).statusCode).toBe(200);
     const after = await api(setup.company.key, 'GET', `/invoices/${invoice.uuid}`);
     expect(after.body.data.status).toBe('Pending');
+    const invoiceEvents = await waitForEvent(setup.company.key, invoice.uuid, 'invoice.updated');
+    expect(invoiceEvents.at(-1)?.data.previous_attributes).toMatchObject({ status: 'Draft' });
     // Sending a Pending invoice again leaves it Pending.
     expect((await api(setup.company.key, 'POST', `/invoices/${invoice.uuid}/send`)).status).toBe(200);
     expect((await api(setup.company.key, 'GET', `/invoices/${invoice.uuid}`)).body.data.status).toBe('Pending');

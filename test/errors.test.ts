@@ -182,7 +182,8 @@ describe('a body that is not a JSON object, on every write route', () => {
     expect(absent.body.data).toEqual(invoicePreview.body.data);
     expect((await call(ctx.app, 'PUT', '/api/v1/numbering', { key, body: {} })).status).toBe(200);
     for (const [collection, id] of Object.entries(seed.byCollection)) {
-      if (collection.includes('photos')) continue;
+      // Photos and events have no update.
+      if (collection.includes('photos') || collection.endsWith('/events')) continue;
       const response = await call(ctx.app, 'PATCH', `${collection}/${id}`, { key, body: {} });
       expect(response.status, `${collection} ${JSON.stringify(response.body)}`).toBe(200);
     }

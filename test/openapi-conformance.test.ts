@@ -8,7 +8,6 @@ import { buildTestApp } from './helpers/app.js';
 import { startMailSink } from './helpers/documents.js';
 import { createVia, makeCompany, makeUser, validCustomer, validLocation } from './helpers/factories.js';
 import { photoUploadPayload, seedAll } from './helpers/seed-all.js';
-import { recordEvent } from './helpers/webhooks.js';
 import { webhookDeliveries } from '../src/db/schema/index.js';
 
 /**
@@ -137,7 +136,12 @@ const richEstimate = await createVia(ctx.app, key, '/estimates', {
 
 // A webhook endpoint that never sends (disabled), with one failed delivery in its log.
 const hookEndpoint = await createVia(ctx.app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
-const hookEvent = await recordEvent(ctx.database, company.companyId);
+// A real event of the seeding (the feed's first), so the feed samples stay what the API records.
+const hookEvent = (
+  (await ctx.database.db.execute(sql`select uuid from events where company_id = ${company.companyId} order by seq limit 1`)) as unknown as {
+    rows: Array<{ uuid: string }>;
+  }
+).rows[0];
 const hookDeliveryUuid = randomUUID();
 await ctx.database.db.insert(webhookDeliveries).values({
   companyId: company.companyId,
