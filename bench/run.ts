@@ -51,8 +51,10 @@ interface Row {
 
 /** Pairs measured in the same run, and the mark of the first over the second (issue 13). */
 const RATIOS: Array<{ id: string; of: string; mark: number }> = [
+  { id: 'W3Q', of: 'W3N', mark: 0.85 },
   { id: 'W3H', of: 'W3', mark: 0.85 },
   { id: 'E1', of: 'W1', mark: 1.0 },
+  { id: 'E2', of: 'W1', mark: 1.0 },
 ];
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -101,7 +103,7 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(databaseUrl: string, workDir: string): Promise<Server> {
+async function startServer(databaseUrl: string, workDir: string, extraEnv: Record<string, string> = {}): Promise<Server> {
   const { args, how } = serverCommand();
   const port = await freePort();
   const logFile = path.join(workDir, 'server.log');
@@ -123,6 +125,7 @@ async function startServer(databaseUrl: string, workDir: string): Promise<Server
       STORAGE_DRIVER: 'local',
       // D1 delivers to a receiver on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...extraEnv,
     },
   });
   let exited = false;
@@ -545,7 +548,7 @@ async function main() {
   const size = sizeFromEnv();
   const urls = benchUrls();
   const seed = await ensureSeed(size);
-  if (ONLY.length === 0 || ONLY.includes('E1')) {
+  if (ONLY.length === 0 || ONLY.includes('E1') || ONLY.includes('E2')) {
     const feed = await ensureEvents(urls.bench, seed.companyUuid, EVENTS);
     log(`Events: ${fmt(feed.events)} in the large company's feed` + (feed.added ? ` (${fmt(feed.added)} added in ${feed.seconds.toFixed(1)} s)` : ''));
   }
@@ -561,8 +564,9 @@ async function main() {
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
     const single: Target = { url: server.url, pids: [server.child.pid!] };
-    for (const scenario of scenarios) rows.push(await runScenario(single, scenario, urls.bench));
-    for (const line of ratioLines(rows)) log(line);
+    for (const scenario of scenarios) {
+      if (!scenario.server) rows.push(await runScenario(single, scenario, urls.bench));
+    }
     if (ONLY.length === 0 || ONLY.includes('D1')) {
       const row: Row = { id: 'D1', title: `webhook deliveries (${fmt(DELIVERIES)} to a local receiver; req/s = deliveries/s)` };
       const sampler = rssSampler([server.child.pid!]);
@@ -583,6 +587,21 @@ async function main() {
     const rssAfter = rssMiB(server.child.pid!);
     await server.stop();
     if (rssAfter !== null) log(`Server RSS at the end: ${fmt(rssAfter)} MiB`);
+
+    const noWorker = scenarios.filter((scenario) => scenario.server === 'no-worker');
+    if (noWorker.length > 0) {
+      const second = await startServer(urls.bench, workDir, { WEBHOOK_WORKER_ENABLED: 'false' });
+      log('Second server: WEBHOOK_WORKER_ENABLED=false');
+      // A fresh process is slower for its first seconds (JIT, pool connections); warm it on the first
+      // scenario's request so that the first of the pair is not measured colder than the second.
+      await autocannon({ url: second.url, connections: CONNECTIONS, duration: Math.max(WARMUP, 3), requests: [noWorker[0].request] });
+      try {
+        for (const scenario of noWorker) rows.push(await runScenario({ url: second.url, pids: [second.child.pid!] }, scenario, urls.bench));
+      } finally {
+        await second.stop();
+      }
+    }
+    for (const line of ratioLines(rows)) log(line);
 
     if (env.BENCH_SQL !== '0') {
       for (const scenario of scenarios) {

@@ -42,6 +42,11 @@ export interface Scenario {
   sql?: SqlBaseline;
   /** Runs before the warm-up; its teardown runs after the measured run and answers a line for the report. */
   setup?: (target: ScenarioTarget) => Promise<{ teardown(): Promise<string> }>;
+  /**
+   * 'no-worker': runs on a second server started with WEBHOOK_WORKER_ENABLED=false, after the main server's
+   * scenarios, so that a write that enqueues deliveries is measured without the delivery work beside it.
+   */
+  server?: 'no-worker';
 }
 
 const pickOne = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)];
@@ -188,6 +193,16 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       },
     },
     {
+      id: 'E2',
+      title: 'events feed page (limit 50, after a random event)',
+      measures: 'E1 with limit=50: the page size of W1, so about the same bytes per response as a W1 page.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/events?after=${pickOne(ctx.feedAfter)}&limit=50` }),
+      },
+    },
+    {
       id: 'W2',
       title: 'customer get by uuid',
       measures: 'GET /api/v1/customers/{uuid} for a random customer of the large company (a fixed sample of ids).',
@@ -229,7 +244,32 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         headers: { ...auth, ...JSON_HEADERS },
         setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
       },
-      setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company }),
+      setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3H', delivering: true }),
+    },
+    {
+      id: 'W3N',
+      title: 'customer create, webhook worker off',
+      measures: 'W3 on a second server started with WEBHOOK_WORKER_ENABLED=false, no webhook endpoint: the reference of W3Q.',
+      server: 'no-worker',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+    },
+    {
+      id: 'W3Q',
+      title: 'customer create, one webhook endpoint ("*"), worker off',
+      measures:
+        'W3N with one enabled endpoint subscribed to "*": every create writes its event and its pending delivery in ' +
+        'its transaction (the write cost of webhooks); nothing is delivered, the pending rows are removed afterwards.',
+      server: 'no-worker',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+      setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3Q', delivering: false }),
     },
     {
       id: 'W5',

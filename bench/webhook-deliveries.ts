@@ -96,7 +96,7 @@ export async function measureDeliveries(options: {
 }
 
 /**
- * W3H's endpoint: a local receiver that answers 204 at once and one enabled endpoint of the company
+ * W3H's and W3Q's endpoint: a local receiver that answers 204 at once and one enabled endpoint of the company
  * subscribed to "*" pointing at it, so every create of the scenario enqueues a delivery and the server's
  * worker delivers it during the run (the write path and the delivery load together, as in production).
  * The teardown waits (up to 60 s) until the endpoint has no pending delivery left, deletes the endpoint
@@ -108,6 +108,10 @@ export async function withWebhookEndpoint(options: {
   apiKey: string;
   companyId: string;
   log: (line: string) => void;
+  /** Scenario id, for the log. */
+  id: string;
+  /** false: the server's worker is off; the teardown removes the pending deliveries instead of waiting for them. */
+  delivering: boolean;
 }): Promise<{ teardown(): Promise<string> }> {
   let received = 0;
   const receiver = createServer((request, response) => {
@@ -129,9 +133,9 @@ export async function withWebhookEndpoint(options: {
   const endpoint = ((await created.json()) as { data?: { uuid: string } }).data;
   if (!created.ok || !endpoint) {
     receiver.close();
-    throw new Error(`W3H: creating the endpoint answered ${created.status}`);
+    throw new Error(`${options.id}: creating the endpoint answered ${created.status}`);
   }
-  options.log(`W3H: endpoint ${endpoint.uuid} subscribed to "*" -> http://127.0.0.1:${port}/hooks`);
+  options.log(`${options.id}: endpoint ${endpoint.uuid} subscribed to "*" -> http://127.0.0.1:${port}/hooks`);
   return {
     async teardown() {
       const receivedDuringRun = received;
@@ -147,6 +151,16 @@ export async function withWebhookEndpoint(options: {
             )
           ).rows[0];
         const atEnd = await counts();
+        if (!options.delivering) {
+          // Nothing delivers them here; removed so no later run or server sends them.
+          await client.query(`delete from webhook_deliveries where company_id = $1 and endpoint_uuid = $2 and status = 'pending'`, [
+            options.companyId,
+            endpoint.uuid,
+          ]);
+          const text = `${atEnd.total} deliveries written (warm-up included), none delivered (worker off), removed afterwards`;
+          options.log(`${options.id}: ${text}`);
+          return text;
+        }
         const started = performance.now();
         let now = atEnd;
         while (now.pending > 0 && performance.now() - started < 60_000) {
@@ -158,7 +172,7 @@ export async function withWebhookEndpoint(options: {
           `${atEnd.total} deliveries written (warm-up included), ${receivedDuringRun} received by the end of the run, ` +
           `${atEnd.pending} pending then; ` +
           (now.pending === 0 ? `backlog drained ${drained.toFixed(1)} s later` : `${now.pending} still pending after 60 s`);
-        options.log(`W3H: ${text}`);
+        options.log(`${options.id}: ${text}`);
         return text;
       } finally {
         await client.end();
