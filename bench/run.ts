@@ -13,7 +13,7 @@ import autocannon, { type AutocannonRequest } from 'autocannon';
 import pg from 'pg';
 import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
-import { benchUrls, describeSize, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
+import { benchUrls, describeSize, ensureEvents, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -24,6 +24,7 @@ const DURATION = Number(env.BENCH_DURATION || 10);
 const WARMUP = Number(env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS || 32);
 const DELIVERIES = Number(env.BENCH_DELIVERIES || 10_000);
+const EVENTS = Number(env.BENCH_EVENTS || 100_000);
 const ONLY = (env.BENCH_ONLY || '')
   .split(',')
   .map((id) => id.trim().toUpperCase())
@@ -44,7 +45,17 @@ interface Row {
   /** 2xx responses including the warm-up: what the scenario wrote. */
   okAll?: number;
   sql?: { rps: number; p50: number; p99: number; errors: number };
+  /** What the scenario's setup reports afterwards (W3H: deliveries written, received, drained). */
+  note?: string;
 }
+
+/** Pairs measured in the same run, and the mark of the first over the second (issue 13). */
+const RATIOS: Array<{ id: string; of: string; mark: number }> = [
+  { id: 'W3Q', of: 'W3N', mark: 0.85 },
+  { id: 'W3H', of: 'W3', mark: 0.85 },
+  { id: 'E1', of: 'W1', mark: 1.0 },
+  { id: 'E2', of: 'W1', mark: 1.0 },
+];
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -92,7 +103,7 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(databaseUrl: string, workDir: string): Promise<Server> {
+async function startServer(databaseUrl: string, workDir: string, extraEnv: Record<string, string> = {}): Promise<Server> {
   const { args, how } = serverCommand();
   const port = await freePort();
   const logFile = path.join(workDir, 'server.log');
@@ -114,6 +125,7 @@ async function startServer(databaseUrl: string, workDir: string): Promise<Server
       STORAGE_DRIVER: 'local',
       // D1 delivers to a receiver on 127.0.0.1.
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...extraEnv,
     },
   });
   let exited = false;
@@ -197,6 +209,19 @@ async function loadContext(databaseUrl: string, seed: SeedInfo): Promise<BenchCo
        order by md5(uuid::text) limit 5000`,
       [seed.companyUuid],
     );
+    // E1's `after` values: 1,000 events at random positions of the feed, none in its last 100.
+    const feed = await client.query<{ uuid: string }>(
+      `select uuid from (select uuid, row_number() over (order by txid, seq) as position, count(*) over () as total
+                           from events where company_id = $1) feed
+        where position <= total - 100 order by random() limit 1000`,
+      [seed.companyUuid],
+    );
+    // W3 is measured without any webhook endpoint: end any a run that was cut short left behind.
+    const stray = await client.query(
+      'update webhook_endpoints set deleted_at = now(), enabled = false where company_id = $1 and deleted_at is null',
+      [seed.companyUuid],
+    );
+    if (stray.rowCount) log(`Removed ${stray.rowCount} webhook endpoint(s) left by an earlier run`);
     const jobs = await client.query<{ uuid: string; customer: string }>(
       `select uuid, customer_uuid as customer from jobs where company_id = $1 and deleted_at is null and created_at < '2030-01-01'
        order by md5(uuid::text) limit 5000`,
@@ -208,6 +233,7 @@ async function loadContext(databaseUrl: string, seed: SeedInfo): Promise<BenchCo
       customers: customers.rows.map((row) => row.uuid),
       jobs: jobs.rows,
       bigInvoiceUuid: seed.bigInvoiceUuid,
+      feedAfter: feed.rows.map((row) => row.uuid),
     };
   } finally {
     await client.end();
@@ -231,8 +257,21 @@ interface Target {
   pids: number[];
 }
 
-async function runScenario(server: Target, scenario: Scenario): Promise<Row> {
+async function runScenario(server: Target, scenario: Scenario, databaseUrl?: string): Promise<Row> {
   const row: Row = { id: scenario.id, title: scenario.title };
+  if (scenario.setup) {
+    if (!databaseUrl) throw new Error(`${scenario.id} needs the database URL for its setup`);
+    const prepared = await scenario.setup({ url: server.url, databaseUrl, log });
+    try {
+      return await measure(server, scenario, row);
+    } finally {
+      row.note = await prepared.teardown();
+    }
+  }
+  return measure(server, scenario, row);
+}
+
+async function measure(server: Target, scenario: Scenario, row: Row): Promise<Row> {
   const sample = await probe(server.url, scenario.request);
   if (sample.status === 404 && /No route for/.test(sample.body)) {
     row.skipped = 'n/a (no route)';
@@ -447,6 +486,21 @@ function clusterTable(rows: ClusterRow[]): string {
   return [...lines, '', ...checks].join('\n');
 }
 
+/** W3H / W3 and E1 / W1 of this run, against their marks. */
+function ratioLines(rows: Row[]): string[] {
+  const lines: string[] = [];
+  for (const { id, of, mark } of RATIOS) {
+    const a = rows.find((row) => row.id === id);
+    const b = rows.find((row) => row.id === of);
+    if (!a?.rps || !b?.rps) continue;
+    const ratio = a.rps / b.rps;
+    lines.push(
+      `${id} / ${of}: ${fmt(a.rps)} / ${fmt(b.rps)} req/s = ${ratio.toFixed(2)}x (mark >= ${mark.toFixed(2)}x: ${ratio >= mark ? 'met' : 'NOT met'})`,
+    );
+  }
+  return lines;
+}
+
 function fmt(value: number | undefined, digits = 0): string {
   if (value === undefined || Number.isNaN(value)) return '';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -494,6 +548,10 @@ async function main() {
   const size = sizeFromEnv();
   const urls = benchUrls();
   const seed = await ensureSeed(size);
+  if (ONLY.length === 0 || ONLY.includes('E1') || ONLY.includes('E2')) {
+    const feed = await ensureEvents(urls.bench, seed.companyUuid, EVENTS);
+    log(`Events: ${fmt(feed.events)} in the large company's feed` + (feed.added ? ` (${fmt(feed.added)} added in ${feed.seconds.toFixed(1)} s)` : ''));
+  }
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
   let server: Server | undefined;
   const rows: Row[] = [];
@@ -506,7 +564,9 @@ async function main() {
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
     const single: Target = { url: server.url, pids: [server.child.pid!] };
-    for (const scenario of scenarios) rows.push(await runScenario(single, scenario));
+    for (const scenario of scenarios) {
+      if (!scenario.server) rows.push(await runScenario(single, scenario, urls.bench));
+    }
     if (ONLY.length === 0 || ONLY.includes('D1')) {
       const row: Row = { id: 'D1', title: `webhook deliveries (${fmt(DELIVERIES)} to a local receiver; req/s = deliveries/s)` };
       const sampler = rssSampler([server.child.pid!]);
@@ -527,6 +587,21 @@ async function main() {
     const rssAfter = rssMiB(server.child.pid!);
     await server.stop();
     if (rssAfter !== null) log(`Server RSS at the end: ${fmt(rssAfter)} MiB`);
+
+    const noWorker = scenarios.filter((scenario) => scenario.server === 'no-worker');
+    if (noWorker.length > 0) {
+      const second = await startServer(urls.bench, workDir, { WEBHOOK_WORKER_ENABLED: 'false' });
+      log('Second server: WEBHOOK_WORKER_ENABLED=false');
+      // A fresh process is slower for its first seconds (JIT, pool connections); warm it on the first
+      // scenario's request so that the first of the pair is not measured colder than the second.
+      await autocannon({ url: second.url, connections: CONNECTIONS, duration: Math.max(WARMUP, 3), requests: [noWorker[0].request] });
+      try {
+        for (const scenario of noWorker) rows.push(await runScenario({ url: second.url, pids: [second.child.pid!] }, scenario, urls.bench));
+      } finally {
+        await second.stop();
+      }
+    }
+    for (const line of ratioLines(rows)) log(line);
 
     if (env.BENCH_SQL !== '0') {
       for (const scenario of scenarios) {
@@ -563,6 +638,9 @@ async function main() {
     '  SQL req/s = the same SQL through pg directly (pool of the same size, same duration); ratio = req/s / SQL req/s.',
     '',
     table(rows),
+    '',
+    ...ratioLines(rows).map((line) => `- ${line}`),
+    ...rows.filter((row) => row.note).map((row) => `- ${row.id}: ${row.note}`),
     '',
     sqlTable(rows),
     '',

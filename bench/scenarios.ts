@@ -6,6 +6,7 @@ import type { AutocannonRequest } from 'autocannon';
 import type pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { JOB_STATUSES, LAST_NAMES } from './seed.js';
+import { withWebhookEndpoint } from './webhook-deliveries.js';
 
 export interface BenchContext {
   apiKey: string;
@@ -15,6 +16,15 @@ export interface BenchContext {
   /** Jobs of the large company with their customer, a fixed sample. */
   jobs: Array<{ uuid: string; customer: string }>;
   bigInvoiceUuid: string;
+  /** E1's `after` values: event uuids of the large company at random positions of its feed (not the last page). */
+  feedAfter: string[];
+}
+
+/** Where a scenario runs, for one that prepares something first (W3H's webhook endpoint). */
+export interface ScenarioTarget {
+  url: string;
+  databaseUrl: string;
+  log: (line: string) => void;
 }
 
 export interface SqlBaseline {
@@ -30,6 +40,13 @@ export interface Scenario {
   /** The request; setupRequest varies ids and bodies per request. */
   request: AutocannonRequest;
   sql?: SqlBaseline;
+  /** Runs before the warm-up; its teardown runs after the measured run and answers a line for the report. */
+  setup?: (target: ScenarioTarget) => Promise<{ teardown(): Promise<string> }>;
+  /**
+   * 'no-worker': runs on a second server started with WEBHOOK_WORKER_ENABLED=false, after the main server's
+   * scenarios, so that a write that enqueues deliveries is measured without the delivery work beside it.
+   */
+  server?: 'no-worker';
 }
 
 const pickOne = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)];
@@ -98,6 +115,11 @@ const CUSTOMER_SEARCH_PAGE = `select * from customers where company_id = $1 and 
   order by created_at + interval '0 seconds' desc, uuid desc limit $3 offset $4`;
 const CUSTOMER_SEARCH_TOTAL = `select count(*) from customers where company_id = $1 and deleted_at is null and search_text like $2`;
 const CUSTOMER_GET = `select * from customers where company_id = $1 and deleted_at is null and uuid = $2 limit 1`;
+// E1: what the events service sends for a feed page after an event (its position, then the page).
+const FEED_POSITION = `select txid::text, seq, created_at from events where company_id = $1 and uuid = $2 limit 1`;
+const FEED_PAGE = `select uuid, type, object_type, object_uuid, created_at, data from events
+  where company_id = $1 and txid < pg_snapshot_xmin(pg_current_snapshot()) and (txid, seq) > ($2::xid8, $3::bigint)
+  order by txid, seq limit $4`;
 const CUSTOMER_INSERT = `insert into customers (company_id, uuid, first_name, last_name, email, phone)
   values ($1, $2, $3, $4, $5, $6) returning *`;
 
@@ -152,6 +174,35 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       },
     },
     {
+      id: 'E1',
+      title: 'events feed page (limit 100, after a random event)',
+      measures:
+        'GET /api/v1/events?after=<uuid>&limit=100 on the large company (BENCH_EVENTS events, 100,000 by default), ' +
+        'after an event at a random position of the feed.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/events?after=${pickOne(ctx.feedAfter)}&limit=100` }),
+      },
+      sql: {
+        async run(pool) {
+          const position = await pool.query<{ txid: string; seq: string }>(FEED_POSITION, [company, pickOne(ctx.feedAfter)]);
+          const { txid, seq } = position.rows[0];
+          await pool.query(FEED_PAGE, [company, txid, seq, 101]);
+        },
+      },
+    },
+    {
+      id: 'E2',
+      title: 'events feed page (limit 50, after a random event)',
+      measures: 'E1 with limit=50: the page size of W1, so about the same bytes per response as a W1 page.',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => ({ ...req, path: `/api/v1/events?after=${pickOne(ctx.feedAfter)}&limit=50` }),
+      },
+    },
+    {
       id: 'W2',
       title: 'customer get by uuid',
       measures: 'GET /api/v1/customers/{uuid} for a random customer of the large company (a fixed sample of ids).',
@@ -181,6 +232,44 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
           await pool.query(CUSTOMER_INSERT, [company, uuidv7(), c.first_name, c.last_name, c.email, c.phone]);
         },
       },
+    },
+    {
+      id: 'W3H',
+      title: 'customer create, one webhook endpoint ("*")',
+      measures:
+        'W3 with one enabled webhook endpoint subscribed to "*" on a local receiver that answers 204 at once: every ' +
+        'create also writes its pending delivery, and the server delivers them during the run.',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+      setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3H', delivering: true }),
+    },
+    {
+      id: 'W3N',
+      title: 'customer create, webhook worker off',
+      measures: 'W3 on a second server started with WEBHOOK_WORKER_ENABLED=false, no webhook endpoint: the reference of W3Q.',
+      server: 'no-worker',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+    },
+    {
+      id: 'W3Q',
+      title: 'customer create, one webhook endpoint ("*"), worker off',
+      measures:
+        'W3N with one enabled endpoint subscribed to "*": every create writes its event and its pending delivery in ' +
+        'its transaction (the write cost of webhooks); nothing is delivered, the pending rows are removed afterwards.',
+      server: 'no-worker',
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+      },
+      setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3Q', delivering: false }),
     },
     {
       id: 'W5',

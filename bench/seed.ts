@@ -523,3 +523,57 @@ export function describeSize(size: SeedSize): string {
     `${size.otherCompanies} other companies: ${fmt(size.otherCustomers)} customers`
   );
 }
+
+/**
+ * E1's feed: tops the large company's events up to `target` (BENCH_EVENTS), customer.updated events
+ * carrying a customer-sized record, written in one statement and one transaction (so they share one txid
+ * and the feed orders them by seq). created_at spreads over the last hour, well inside the retention
+ * period, so the server's cleanup leaves them alone and an `after` among them is never too old. Kept
+ * apart from the seed marker: a bench database seeded before E1 existed only gains the events.
+ */
+export async function ensureEvents(databaseUrl: string, companyUuid: string, target: number): Promise<{ events: number; added: number; seconds: number }> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const started = performance.now();
+    const count = async () =>
+      Number(
+        (
+          await client.query<{ n: string }>(
+            `select count(*) as n from events where company_id = $1 and created_at > now() - interval '7 days'`,
+            [companyUuid],
+          )
+        ).rows[0].n,
+      );
+    const have = await count();
+    const missing = target - have;
+    if (missing <= 0) return { events: have, added: 0, seconds: 0 };
+    await client.query('set synchronous_commit = off');
+    await client.query(
+      `with source as (
+         select row_number() over (order by created_at, uuid) - 1 as k, c.*
+         from (select * from customers where company_id = $1 order by created_at, uuid limit 10000) c
+       )
+       insert into events (company_id, uuid, type, object_type, object_uuid, data, created_at)
+       select $1, gen_random_uuid(), 'customer.updated', 'customer', s.uuid,
+              json_build_object(
+                'object', json_build_object(
+                  'uuid', s.uuid, 'first_name', s.first_name, 'last_name', s.last_name, 'company_name', s.company_name,
+                  'email', s.email, 'phone', s.phone, 'customer_type', s.customer_type, 'is_vip', s.is_vip,
+                  'physical_address1', s.physical_address1, 'physical_address2', null, 'physical_city', s.physical_city,
+                  'physical_state', s.physical_state, 'physical_zip', s.physical_zip, 'notes', 'Feed event ' || i,
+                  'created_at', s.created_at, 'updated_at', now() - ($2::int - i) * interval '30 milliseconds'),
+                'previous_attributes', json_build_object('notes', 'Feed event ' || (i - 1))),
+              now() - ($2::int - i) * interval '30 milliseconds'
+       from generate_series(1, $2::int) i
+       cross join (select count(*) as n from source) m
+       join source s on s.k = i % m.n
+       order by i`,
+      [companyUuid, missing],
+    );
+    await client.query('analyze events');
+    return { events: await count(), added: missing, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await client.end();
+  }
+}

@@ -94,3 +94,95 @@ export async function measureDeliveries(options: {
     receiver.close();
   }
 }
+
+/**
+ * W3H's and W3Q's endpoint: a local receiver that answers 204 at once and one enabled endpoint of the company
+ * subscribed to "*" pointing at it, so every create of the scenario enqueues a delivery and the server's
+ * worker delivers it during the run (the write path and the delivery load together, as in production).
+ * The teardown waits (up to 60 s) until the endpoint has no pending delivery left, deletes the endpoint
+ * and answers what happened: deliveries written, received during the run, and the backlog drained after it.
+ */
+export async function withWebhookEndpoint(options: {
+  url: string;
+  databaseUrl: string;
+  apiKey: string;
+  companyId: string;
+  log: (line: string) => void;
+  /** Scenario id, for the log. */
+  id: string;
+  /** false: the server's worker is off; the teardown removes the pending deliveries instead of waiting for them. */
+  delivering: boolean;
+}): Promise<{ teardown(): Promise<string> }> {
+  let received = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received++;
+      response.writeHead(204).end();
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const port = (receiver.address() as { port: number }).port;
+  const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' };
+  const created = await fetch(`${options.url}/api/v1/webhook_endpoints`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: `http://127.0.0.1:${port}/hooks`, events: ['*'], description: 'bench W3H' }),
+  });
+  const endpoint = ((await created.json()) as { data?: { uuid: string } }).data;
+  if (!created.ok || !endpoint) {
+    receiver.close();
+    throw new Error(`${options.id}: creating the endpoint answered ${created.status}`);
+  }
+  options.log(`${options.id}: endpoint ${endpoint.uuid} subscribed to "*" -> http://127.0.0.1:${port}/hooks`);
+  return {
+    async teardown() {
+      const receivedDuringRun = received;
+      const client = new pg.Client({ connectionString: options.databaseUrl });
+      await client.connect();
+      try {
+        const counts = async () =>
+          (
+            await client.query<{ total: number; pending: number }>(
+              `select count(*)::int as total, (count(*) filter (where status = 'pending'))::int as pending
+                 from webhook_deliveries where company_id = $1 and endpoint_uuid = $2`,
+              [options.companyId, endpoint.uuid],
+            )
+          ).rows[0];
+        const atEnd = await counts();
+        if (!options.delivering) {
+          // Nothing delivers them here; removed so no later run or server sends them.
+          await client.query(`delete from webhook_deliveries where company_id = $1 and endpoint_uuid = $2 and status = 'pending'`, [
+            options.companyId,
+            endpoint.uuid,
+          ]);
+          const text = `${atEnd.total} deliveries written (warm-up included), none delivered (worker off), removed afterwards`;
+          options.log(`${options.id}: ${text}`);
+          return text;
+        }
+        const started = performance.now();
+        let now = atEnd;
+        while (now.pending > 0 && performance.now() - started < 60_000) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          now = await counts();
+        }
+        const drained = (performance.now() - started) / 1000;
+        const text =
+          `${atEnd.total} deliveries written (warm-up included), ${receivedDuringRun} received by the end of the run, ` +
+          `${atEnd.pending} pending then; ` +
+          (now.pending === 0 ? `backlog drained ${drained.toFixed(1)} s later` : `${now.pending} still pending after 60 s`);
+        options.log(`${options.id}: ${text}`);
+        return text;
+      } finally {
+        await client.end();
+        await fetch(`${options.url}/api/v1/webhook_endpoints/${endpoint.uuid}`, {
+          method: 'DELETE',
+          headers: { authorization: headers.authorization },
+        });
+        receiver.closeAllConnections();
+        receiver.close();
+      }
+    },
+  };
+}
