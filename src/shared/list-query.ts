@@ -2,6 +2,15 @@ import { z } from 'zod';
 import { queryBoolean, timestampInput } from './formats.js';
 import type { Pagination } from './envelope.js';
 
+/** Page size of every list and of the events feed: 1 to 100, default 50. */
+export const pageSize = z.coerce
+  .number({ error: 'must be an integer between 1 and 100' })
+  .int('must be an integer between 1 and 100')
+  .min(1, 'must be an integer between 1 and 100')
+  .max(100, 'must be an integer between 1 and 100')
+  .default(50)
+  .describe('Page size, 1 to 100.');
+
 /** include_deleted, page and limit: the paging conventions of every list (users' list has only these). */
 export const pageQueryShape = {
   include_deleted: queryBoolean.default(false).describe('Include soft-deleted records.'),
@@ -12,13 +21,7 @@ export const pageQueryShape = {
     .max(1_000_000, 'is too large')
     .default(1)
     .describe('Page number, from 1.'),
-  limit: z.coerce
-    .number({ error: 'must be an integer between 1 and 100' })
-    .int('must be an integer between 1 and 100')
-    .min(1, 'must be an integer between 1 and 100')
-    .max(100, 'must be an integer between 1 and 100')
-    .default(50)
-    .describe('Page size, 1 to 100.'),
+  limit: pageSize,
 };
 
 export const LIST_SORTS = ['-created_at', 'created_at', '-updated_at', 'updated_at'] as const;

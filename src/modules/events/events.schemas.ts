@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageSize } from '../../shared/list-query.js';
 import { timestampOutput, uuidString } from '../../shared/formats.js';
 import { CustomerRecord } from '../customers/customers.schemas.js';
 import { EstimateRecord } from '../estimates/estimates.schemas.js';
@@ -74,13 +75,7 @@ const eventTypeList = z
 
 export const ListEventsQuery = z.strictObject({
   after: uuidString.optional().describe('An event id of this feed: the page starts right after it. Absent: from the oldest kept event.'),
-  limit: z.coerce
-    .number({ error: 'must be an integer between 1 and 100' })
-    .int('must be an integer between 1 and 100')
-    .min(1, 'must be an integer between 1 and 100')
-    .max(100, 'must be an integer between 1 and 100')
-    .default(50)
-    .describe('Page size, 1 to 100.'),
+  limit: pageSize,
   type: eventTypeList.optional().describe('Event types, comma-separated (OR).').meta({ example: 'invoice.updated,payment.created' }),
   object_uuid: uuidString.optional().describe('Only the events of this record.'),
 });
