@@ -9,7 +9,6 @@ import * as schema from './schema/index.js';
 export type Schema = typeof schema;
 /** The database handle: node-postgres or PGlite behind one Drizzle type. A transaction is one too. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 export interface Database {
   db: Db;

@@ -219,11 +219,10 @@ export const requiredText = (max = 255) =>
   z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`);
 export const longText = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
 
+/** A money amount in an answer: a JSON number with at most 2 decimals (made from integer cents). */
+export const moneyOutput = (example: number) => z.number().meta({ example });
+
 /** Query-string boolean: true/false/1/0. */
 export const queryBoolean = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true, false, 1 or 0' })
   .transform((value) => value === 'true' || value === '1');
-
-export function isoOrNull(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}

@@ -51,27 +51,18 @@ export function toCents(value: number | string): Cents {
   return Number(toScaled(value, 2));
 }
 
-export function toCentsOrNull(value: number | string | null | undefined): Cents | null {
-  return value === null || value === undefined ? null : toCents(value);
-}
 
 /** Cents to the JSON number the API returns (at most 2 decimals). */
 export function fromCents(cents: Cents): number {
   return cents / 100;
 }
 
-export function fromCentsOrNull(cents: Cents | null): number | null {
-  return cents === null ? null : fromCents(cents);
-}
 
 /** A numeric column's string to the JSON number the API returns. */
 export function moneyOut(value: string): number {
   return fromCents(toCents(value));
 }
 
-export function moneyOutOrNull(value: string | null): number | null {
-  return value === null ? null : moneyOut(value);
-}
 
 /** Cents as the decimal string stored in numeric(12,2). */
 export function centsToDecimal(cents: Cents): string {

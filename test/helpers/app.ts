@@ -8,6 +8,7 @@ import { createDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import type { Storage } from '../../src/storage/storage.js';
 import type { ResolveHost } from '../../src/modules/webhooks/address-safety.js';
+import { withDatabase } from './database-url.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -15,12 +16,6 @@ export interface TestApp {
   config: Config;
   databaseUrl: string | undefined;
   close(): Promise<void>;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 /** A fresh database for the calling test file: a clone of the migrated template, or an in-memory PGlite. */

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDatabase } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
+import { withDatabase } from './database-url.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,12 +11,6 @@ declare module 'vitest' {
     databaseServerUrl: string;
     templateDatabase: string;
   }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 async function startContainer(): Promise<{ url: string; stop: () => Promise<unknown> } | null> {

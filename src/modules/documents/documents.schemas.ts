@@ -1,10 +1,8 @@
 import { z } from 'zod';
-import { emailAddress, longText, nullableString, requiredText, timestampOutput, uuidString } from '../../shared/formats.js';
+import { emailAddress, longText, nullableString, requiredText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { ESTIMATE_STATUSES } from '../estimates/estimate-status.js';
 import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
 import { TIERS } from '../templates/templates.schemas.js';
-
-const money = (example: number) => z.number().meta({ example });
 
 export const ShareLink = z
   .object({
@@ -99,18 +97,18 @@ export const CustomerEstimateView = z
     service_description: nullableString,
     customer_notes: nullableString,
     tiers: z
-      .object({ good: money(1000), better: money(1500), best: money(2250.5) })
+      .object({ good: moneyOutput(1000), better: moneyOutput(1500), best: moneyOutput(2250.5) })
       .nullable()
       .describe('The tier prices to choose from (tiered templates), null for flat.'),
-    addons: z.array(z.object({ id: z.string(), name: z.string(), price: money(75) })).describe('The add-ons to choose from.'),
+    addons: z.array(z.object({ id: z.string(), name: z.string(), price: moneyOutput(75) })).describe('The add-ons to choose from.'),
     quantity: z.number().meta({ example: 1 }),
     selected_tier: z.enum(TIERS).nullable(),
     selected_addons: z.array(z.string()).nullable(),
     adjustments: z.record(z.string(), z.number()).nullable(),
-    base_amount: money(1500),
-    addons_amount: money(75),
-    tax_amount: money(0),
-    total_amount: money(1575),
+    base_amount: moneyOutput(1500),
+    addons_amount: moneyOutput(75),
+    tax_amount: moneyOutput(0),
+    total_amount: moneyOutput(1575),
     expires_at: timestampOutput.nullable(),
     responded_at: timestampOutput.nullable(),
     response_notes: nullableString,
@@ -134,12 +132,12 @@ export const CustomerInvoiceView = z
     line_items: z
       .array(z.object({ description: nullableString, quantity: z.number(), unit_price: z.number(), tax_rate: z.number(), line_total: z.number(), tax_amount: z.number() }))
       .nullable(),
-    subtotal: money(1000),
-    tax_amount: money(82.5),
-    discount_amount: money(0),
-    total_amount: money(1082.5),
-    paid_amount: money(0),
-    balance_amount: money(1082.5),
+    subtotal: moneyOutput(1000),
+    tax_amount: moneyOutput(82.5),
+    discount_amount: moneyOutput(0),
+    total_amount: moneyOutput(1082.5),
+    paid_amount: moneyOutput(0),
+    balance_amount: moneyOutput(1082.5),
     notes: nullableString,
     terms: nullableString,
     pdf_url: z.string(),

@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
-import {
-  longText,
-  moneyInput,
-  nullableString,
-  quantityInput,
-  timestampInput,
-  timestampOutput,
-  uuidString,
-} from '../../shared/formats.js';
+import { longText, moneyInput, nullableString, quantityInput, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { PRICING_TYPES, TIERS } from '../templates/templates.schemas.js';
 import { ESTIMATE_STATUSES } from './estimate-status.js';
@@ -120,8 +112,6 @@ export const ListEstimatesQuery = z.strictObject({
 });
 export type ListEstimatesQuery = z.infer<typeof ListEstimatesQuery>;
 
-const money = (example: number) => z.number().meta({ example });
-
 const EmbeddedJob = z.object({ uuid: z.string(), title: z.string(), status: z.string() });
 const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: z.enum(PRICING_TYPES) });
 const EmbeddedLocation = z.object({ uuid: z.string(), name: z.string() });
@@ -140,10 +130,10 @@ const estimateFields = {
   template_name: z.string(),
   pricing_type: z.enum(PRICING_TYPES),
   selected_tier: z.enum(TIERS).nullable(),
-  base_amount: money(299),
-  addons_amount: money(35),
-  tax_amount: money(27.56),
-  total_amount: money(361.56),
+  base_amount: moneyOutput(299),
+  addons_amount: moneyOutput(35),
+  tax_amount: moneyOutput(27.56),
+  total_amount: moneyOutput(361.56),
   quantity: z.number().meta({ example: 1 }),
   selected_addons: z.array(z.string()).nullable(),
   adjustments: AdjustmentsOutput.nullable(),
@@ -173,21 +163,21 @@ export const EstimateRecord = z
 export type EstimateRecord = z.infer<typeof EstimateRecord>;
 
 const AmountsOutput = z.object({
-  base_amount: money(299),
-  addons_amount: money(35),
-  tax_amount: money(27.56),
-  total_amount: money(361.56),
+  base_amount: moneyOutput(299),
+  addons_amount: moneyOutput(35),
+  tax_amount: moneyOutput(27.56),
+  total_amount: moneyOutput(361.56),
 });
 
 export const EstimatePreview = z
   .object({
     preview: AmountsOutput.describe('What create would store.'),
     breakdown: z.object({
-      base_amount: money(299).describe('unit_price x quantity before any adjustment.'),
-      unit_price: money(299).describe('The selected tier price or base_price.'),
+      base_amount: moneyOutput(299).describe('unit_price x quantity before any adjustment.'),
+      unit_price: moneyOutput(299).describe('The selected tier price or base_price.'),
       quantity: z.number().meta({ example: 1 }),
       tax_rate: z.number().meta({ example: 8.25 }).describe('The template\'s tax rate in percent.'),
-      addons: z.array(z.object({ id: z.string(), name: z.string(), price: money(35) })).describe('The selected add-ons.'),
+      addons: z.array(z.object({ id: z.string(), name: z.string(), price: moneyOutput(35) })).describe('The selected add-ons.'),
       adjustments: AdjustmentsOutput.describe('The adjustments given, {} when none.'),
     }),
   })

@@ -1,17 +1,6 @@
 import { z } from 'zod';
 import { CustomerEmbed, CustomerRecord } from '../customers/customers.schemas.js';
-import {
-  calendarDate,
-  longText,
-  moneyInput,
-  nullableString,
-  percentInput,
-  positivePercentInput,
-  quantityInput,
-  shortText,
-  timestampOutput,
-  uuidString,
-} from '../../shared/formats.js';
+import { calendarDate, longText, moneyInput, nullableString, percentInput, positivePercentInput, quantityInput, shortText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { INVOICE_TYPES } from './invoice-pricing.js';
 import { INVOICE_STATUSES } from './invoice-status.js';
@@ -124,16 +113,14 @@ export const ListInvoicesQuery = z.strictObject({
 });
 export type ListInvoicesQuery = z.infer<typeof ListInvoicesQuery>;
 
-const money = (example: number) => z.number().meta({ example });
-
 export const PricedLineItem = z
   .object({
     description: nullableString,
     quantity: z.number().meta({ example: 3 }),
-    unit_price: money(19.99),
-    line_total: money(59.97),
+    unit_price: moneyOutput(19.99),
+    line_total: moneyOutput(59.97),
     tax_rate: z.number().meta({ example: 8.875 }),
-    tax_amount: money(5.32),
+    tax_amount: moneyOutput(5.32),
   })
   .meta({ id: 'InvoiceLineItem' });
 
@@ -148,12 +135,12 @@ const invoiceFields = {
   progress_percentage: z.number().nullable().meta({ example: null }),
   issue_date: z.string().meta({ format: 'date', example: '2026-11-22' }),
   due_date: z.string().meta({ format: 'date', example: '2026-12-22' }),
-  subtotal: money(59.97),
-  tax_amount: money(5.32),
-  discount_amount: money(0),
-  total_amount: money(65.29),
-  paid_amount: money(0),
-  balance_amount: money(65.29),
+  subtotal: moneyOutput(59.97),
+  tax_amount: moneyOutput(5.32),
+  discount_amount: moneyOutput(0),
+  total_amount: moneyOutput(65.29),
+  paid_amount: moneyOutput(0),
+  balance_amount: moneyOutput(65.29),
   line_items: z.array(PricedLineItem).nullable(),
   notes: nullableString,
   terms: nullableString,
@@ -186,11 +173,11 @@ export type InvoiceRecord = z.infer<typeof InvoiceRecord>;
 export const InvoicePreview = z
   .object({
     preview: z.object({
-      subtotal: money(59.97),
-      tax_amount: money(5.32),
-      discount_amount: money(0),
-      total_amount: money(65.29),
-      balance_amount: money(65.29).describe('Equals total_amount: nothing is paid yet.'),
+      subtotal: moneyOutput(59.97),
+      tax_amount: moneyOutput(5.32),
+      discount_amount: moneyOutput(0),
+      total_amount: moneyOutput(65.29),
+      balance_amount: moneyOutput(65.29).describe('Equals total_amount: nothing is paid yet.'),
     }),
     breakdown: z.object({ line_items: z.array(PricedLineItem) }),
   })

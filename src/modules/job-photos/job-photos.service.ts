@@ -164,10 +164,6 @@ export class PhotoUpload {
     private readonly links: PhotoLinks,
   ) {}
 
-  get fileCount(): number {
-    return this.stored.length;
-  }
-
   /** Detects the type from the first bytes and streams the file to a generated key. */
   async storeFile(file: UploadStream, clientName: string | undefined): Promise<void> {
     const { head, whole, drain } = await peek(file, SAMPLE_BYTES);

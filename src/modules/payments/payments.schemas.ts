@@ -1,17 +1,6 @@
 import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
-import {
-  calendarDate,
-  jsonObject,
-  longText,
-  moneyInput,
-  positiveMoneyInput,
-  nullableString,
-  shortText,
-  timestampInput,
-  timestampOutput,
-  uuidString,
-} from '../../shared/formats.js';
+import { calendarDate, jsonObject, longText, moneyInput, positiveMoneyInput, nullableString, shortText, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
 import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
 
@@ -82,8 +71,6 @@ export const ListPaymentsQuery = z.strictObject({
 });
 export type ListPaymentsQuery = z.infer<typeof ListPaymentsQuery>;
 
-const money = (example: number) => z.number().meta({ example });
-
 const paymentFields = {
   uuid: z.string(),
   payment_number: nullableString.meta({ example: 'PAY-0001' }),
@@ -91,9 +78,9 @@ const paymentFields = {
   customer_uuid: z.string(),
   payment_type: z.enum(PAYMENT_TYPES),
   payment_method: nullableString,
-  amount: money(30),
-  processing_fee: money(0.87),
-  net_amount: money(29.13),
+  amount: moneyOutput(30),
+  processing_fee: moneyOutput(0.87),
+  net_amount: moneyOutput(29.13),
   payment_date: z.string().meta({ format: 'date', example: '2026-11-20' }),
   transaction_id: nullableString,
   reference_number: nullableString,
@@ -119,8 +106,8 @@ export const PaymentRecord = z
     invoice: z.object({
       uuid: z.string(),
       invoice_number: nullableString,
-      total_amount: money(100),
-      balance_amount: money(70),
+      total_amount: moneyOutput(100),
+      balance_amount: moneyOutput(70),
       status: z.enum(INVOICE_STATUSES),
     }),
     customer: CustomerEmbed,
