@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { createDatabase, type Database } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { createCompany } from '../src/modules/auth/provisioning.service.js';
+import { createCompany } from '../src/modules/admin/provisioning.service.js';
 
 /** Bump when the seed's content changes, so an old bench database is reseeded. */
 const SEED_VERSION = 1;

@@ -4,7 +4,7 @@ import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { createDatabase } from './db/client.js';
 import { MIGRATIONS_FOLDER, migrateDatabase } from './db/migrate.js';
-import { createCompany, hasAnyCompany } from './modules/auth/provisioning.service.js';
+import { createCompany, hasAnyCompany } from './modules/admin/provisioning.service.js';
 import { createStorage } from './storage/create-storage.js';
 
 function migrationCount(): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../src/modules/auth/provisioning.service.js';
+import { revokeApiKey } from '../src/modules/admin/provisioning.service.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeKey } from './helpers/factories.js';
 

@@ -4,7 +4,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { createCompany } from '../src/modules/auth/provisioning.service.js';
+import { createCompany } from '../src/modules/admin/provisioning.service.js';
 import { call } from './helpers/app.js';
 
 // The embedded mode: no DATABASE_URL, PGlite in memory, the same migrations and the same app.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { setCompany } from '../src/modules/auth/provisioning.service.js';
+import { setCompany } from '../src/modules/admin/provisioning.service.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeKey } from './helpers/factories.js';
 

@@ -14,7 +14,7 @@ import {
   ProvisioningError,
   revokeApiKey,
   setCompany,
-} from '../modules/auth/provisioning.service.js';
+} from '../modules/admin/provisioning.service.js';
 
 /** One entry per command: its synopsis and what it prints, for --help. */
 const COMMANDS: Record<string, { synopsis: string; help: string }> = {

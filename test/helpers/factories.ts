@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/client.js';
-import { createApiKey, createCompany, createUser } from '../../src/modules/auth/provisioning.service.js';
+import { createApiKey, createCompany, createUser } from '../../src/modules/admin/provisioning.service.js';
 import { call } from './app.js';
 
 let sequence = 0;

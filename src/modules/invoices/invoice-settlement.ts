@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { Changes } from '../events/change-recorder.js';
 import { AppError } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
-import { markJobPaid } from '../jobs/job-lifecycle.js';
+import { markJobPaid } from '../jobs/jobs.repository.js';
 import { settledStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import * as repository from './invoices.repository.js';
 

@@ -1,5 +1,3 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { invoices } from '../../db/schema/index.js';
 import { AppError } from '../../errors.js';
 import type { Cents } from '../../shared/money.js';
 
@@ -9,20 +7,6 @@ export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 export type StoredInvoiceStatus = Exclude<InvoiceStatus, 'Overdue'>;
 
 export const DEFAULT_TIMEZONE = 'America/New_York';
-
-/**
- * The business day of an invoice: today in the timezone of its location, else the company's primary
- * location, else America/New_York. The same rule as issue_date's default (see businessToday).
- */
-const invoiceToday: SQL = sql`(now() at time zone coalesce(
-  (select l.timezone from locations l where l.company_id = ${invoices.companyId} and l.uuid = ${invoices.locationUuid}),
-  (select p.timezone from locations p where p.company_id = ${invoices.companyId} and p.is_primary and p.deleted_at is null),
-  ${DEFAULT_TIMEZONE}))::date`;
-
-/** The status as read and filtered: a Pending invoice past its due date with a balance reads Overdue. */
-export const invoiceReadStatus: SQL<InvoiceStatus> = sql<InvoiceStatus>`(case
-  when ${invoices.status} = 'Pending' and ${invoices.balanceAmount} > 0 and ${invoices.dueDate} < ${invoiceToday}
-  then 'Overdue' else ${invoices.status} end)`;
 
 /** Today (YYYY-MM-DD) in an IANA timezone. */
 export function businessToday(timezone: string, now = new Date()): string {

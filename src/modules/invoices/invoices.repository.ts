@@ -2,8 +2,22 @@ import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
 import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
-import { DEFAULT_TIMEZONE, invoiceReadStatus, type StoredInvoiceStatus } from './invoice-status.js';
+import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
+
+/**
+ * The business day of an invoice: today in the timezone of its location, else the company's primary
+ * location, else America/New_York. The same rule as issue_date's default (see businessToday).
+ */
+const invoiceToday: SQL = sql`(now() at time zone coalesce(
+  (select l.timezone from locations l where l.company_id = ${invoices.companyId} and l.uuid = ${invoices.locationUuid}),
+  (select p.timezone from locations p where p.company_id = ${invoices.companyId} and p.is_primary and p.deleted_at is null),
+  ${DEFAULT_TIMEZONE}))::date`;
+
+/** The status as read and filtered: a Pending invoice past its due date with a balance reads Overdue. */
+export const invoiceReadStatus: SQL<InvoiceStatus> = sql<InvoiceStatus>`(case
+  when ${invoices.status} = 'Pending' and ${invoices.balanceAmount} > 0 and ${invoices.dueDate} < ${invoiceToday}
+  then 'Overdue' else ${invoices.status} end)`;
 
 export type InvoiceRow = typeof invoices.$inferSelect & { status: StoredInvoiceStatus };
 export type InvoiceInsert = typeof invoices.$inferInsert;

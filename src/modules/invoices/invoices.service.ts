@@ -6,7 +6,7 @@ import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { markJobInvoiced, markJobPaid } from '../jobs/job-lifecycle.js';
+import { markJobInvoiced, markJobPaid } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import {

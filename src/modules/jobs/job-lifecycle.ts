@@ -1,7 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import { jobs } from '../../db/schema/index.js';
-import { assertRecordedWrite } from '../../shared/recorded-writes.js';
+/** The job statuses and the timestamps a status move sets: rules without I/O. */
 
 export const JOB_STATUSES = [
   'New',
@@ -38,22 +35,4 @@ export function statusTimestamps(status: string, current: StatusTimestamps | nul
     default:
       return {};
   }
-}
-
-/** Creating an invoice moves its job to Invoiced (stamping invoiced_at once). */
-export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
-  assertRecordedWrite(db, jobs);
-  await db
-    .update(jobs)
-    .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
-}
-
-/** An invoice of the job became Paid: the job gets paid_at (once). */
-export async function markJobPaid(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
-  assertRecordedWrite(db, jobs);
-  await db
-    .update(jobs)
-    .set({ paidAt: sql`coalesce(${jobs.paidAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
 }

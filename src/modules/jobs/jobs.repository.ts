@@ -1,7 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -116,4 +117,22 @@ export function softDeleteJob(db: Db, companyId: string, uuid: string) {
 /** Whether the job exists, is the company's and is not deleted. */
 export async function liveJobExists(db: Db, companyId: string, uuid: string): Promise<boolean> {
   return (await findRow(db, jobs, companyId, uuid)) !== null;
+}
+
+/** Creating an invoice moves its job to Invoiced (stamping invoiced_at once). */
+export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
+  assertRecordedWrite(db, jobs);
+  await db
+    .update(jobs)
+    .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
+    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
+}
+
+/** An invoice of the job became Paid: the job gets paid_at (once). */
+export async function markJobPaid(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
+  assertRecordedWrite(db, jobs);
+  await db
+    .update(jobs)
+    .set({ paidAt: sql`coalesce(${jobs.paidAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
+    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
 }

@@ -2,7 +2,7 @@ import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
 import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
-import { invoiceReadStatus } from '../invoices/invoice-status.js';
+import { invoiceReadStatus } from '../invoices/invoices.repository.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 
 export type PaymentRow = typeof payments.$inferSelect & { status: PaymentStatus };

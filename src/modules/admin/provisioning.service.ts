@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { ALL_ADDONS, apiKeys, companies, users } from '../../db/schema/index.js';
+import { ALL_ADDONS } from '../../db/schema/index.js';
 import { findCompany, insertCompany, updateCompanySettings } from '../companies/companies.repository.js';
 import { insertUser } from '../users/users.repository.js';
-import { generateApiKey } from './api-keys.js';
+import { generateApiKey } from '../auth/api-keys.js';
+import * as repository from './admin.repository.js';
 
 /** Company, user and key provisioning: used by the admin CLI, the demo bootstrap and the tests. */
 
@@ -66,8 +66,10 @@ export async function createCompany(db: Db, input: NewCompany) {
   });
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 async function requireCompany(db: Db, companyId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(companyId) || !(await findCompany(db, companyId.toLowerCase()))) {
+  if (!UUID.test(companyId) || !(await findCompany(db, companyId.toLowerCase()))) {
     throw new ProvisioningError(`No company ${companyId}`);
   }
   return companyId.toLowerCase();
@@ -93,14 +95,7 @@ export async function createUser(
 
 async function insertKey(db: Db, companyId: string, userId: string, allowedIps: string[]) {
   const key = generateApiKey();
-  await db.insert(apiKeys).values({
-    id: uuidv7(),
-    companyId,
-    userId,
-    keyPrefix: key.keyPrefix,
-    keyHash: key.keyHash,
-    allowedIps,
-  });
+  await repository.insertApiKey(db, { id: uuidv7(), companyId, userId, keyPrefix: key.keyPrefix, keyHash: key.keyHash, allowedIps });
   return key;
 }
 
@@ -108,20 +103,11 @@ export async function createApiKey(db: Db, input: { companyId: string; userId?: 
   const companyId = await requireCompany(db, input.companyId);
   let userId = input.userId?.toLowerCase();
   if (userId) {
-    const [user] = await db
-      .select({ id: users.uuid })
-      .from(users)
-      .where(and(eq(users.companyId, companyId), eq(users.uuid, userId), isNull(users.deletedAt)))
-      .limit(1)
-      .catch(() => []);
+    // Not a UUID cannot name a user; database errors are not hidden behind "No user".
+    const user = UUID.test(userId) ? await repository.findLiveUser(db, companyId, userId) : null;
     if (!user) throw new ProvisioningError(`No user ${input.userId} in company ${companyId}`);
   } else {
-    const [owner] = await db
-      .select({ id: users.uuid })
-      .from(users)
-      .where(and(eq(users.companyId, companyId), isNull(users.deletedAt)))
-      .orderBy(asc(users.createdAt), asc(users.uuid))
-      .limit(1);
+    const owner = await repository.findOwner(db, companyId);
     if (!owner) throw new ProvisioningError(`Company ${companyId} has no user; create one first`);
     userId = owner.id;
   }
@@ -130,12 +116,7 @@ export async function createApiKey(db: Db, input: { companyId: string; userId?: 
 }
 
 export async function revokeApiKey(db: Db, keyPrefix: string) {
-  const revoked = await db
-    .update(apiKeys)
-    .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.keyPrefix, keyPrefix), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id });
-  if (revoked.length === 0) throw new ProvisioningError(`No active key with prefix ${keyPrefix}`);
+  if (!(await repository.revokeKeyByPrefix(db, keyPrefix))) throw new ProvisioningError(`No active key with prefix ${keyPrefix}`);
   return { revoked: true };
 }
 
@@ -155,17 +136,7 @@ const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
 /** Every company, oldest first, with its settings (no keys). */
 export async function listCompanies(db: Db) {
-  const rows = await db
-    .select({
-      uuid: companies.uuid,
-      name: companies.name,
-      email: companies.email,
-      addons: companies.addons,
-      monthlyRequestLimit: companies.monthlyRequestLimit,
-      createdAt: companies.createdAt,
-    })
-    .from(companies)
-    .orderBy(asc(companies.createdAt), asc(companies.uuid));
+  const rows = await repository.selectCompanies(db);
   return {
     companies: rows.map((row) => ({
       company_uuid: row.uuid,
@@ -184,21 +155,7 @@ export async function listCompanies(db: Db) {
  */
 export async function listApiKeys(db: Db, input: { companyId: string }) {
   const companyId = await requireCompany(db, input.companyId);
-  const rows = await db
-    .select({
-      keyPrefix: apiKeys.keyPrefix,
-      userId: apiKeys.userId,
-      firstName: users.firstName,
-      lastName: users.lastName,
-      allowedIps: apiKeys.allowedIps,
-      createdAt: apiKeys.createdAt,
-      lastUsedAt: apiKeys.lastUsedAt,
-      revokedAt: apiKeys.revokedAt,
-    })
-    .from(apiKeys)
-    .innerJoin(users, and(eq(users.companyId, apiKeys.companyId), eq(users.uuid, apiKeys.userId)))
-    .where(eq(apiKeys.companyId, companyId))
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+  const rows = await repository.selectApiKeysOfCompany(db, companyId);
   return {
     company_uuid: companyId,
     api_keys: rows.map((row) => ({
@@ -214,6 +171,5 @@ export async function listApiKeys(db: Db, input: { companyId: string }) {
 }
 
 export async function hasAnyCompany(db: Db): Promise<boolean> {
-  const rows = await db.select({ uuid: companies.uuid }).from(companies).limit(1);
-  return rows.length > 0;
+  return repository.anyCompanyExists(db);
 }
