@@ -16,35 +16,22 @@ const defaults = (companyId: string, kind: NumberKind) => ({
   overrideNextNumber: null,
 });
 
+/** The one company-and-kind counter row. */
+const counterOf = (companyId: string, kind: NumberKind) =>
+  and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind));
+
 /** The counter row (defaults when none was ever written), without locking. */
 export async function readCounter(db: Db, companyId: string, kind: NumberKind) {
-  const [row] = await db
-    .select()
-    .from(numberingCounters)
-    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
-    .limit(1);
+  const [row] = await db.select().from(numberingCounters).where(counterOf(companyId, kind)).limit(1);
   return row ?? { ...defaults(companyId, kind), updatedAt: new Date() };
 }
 
 /** Creates the counter row if missing and locks it for the rest of the transaction. */
 export async function lockCounter(tx: Db, companyId: string, kind: NumberKind): Promise<CounterRow> {
-  const [locked] = await tx
-    .select()
-    .from(numberingCounters)
-    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
-    .for('update');
-  if (locked) return locked;
-  await tx.insert(numberingCounters).values(defaults(companyId, kind)).onConflictDoNothing();
-  const [created] = await tx
-    .select()
-    .from(numberingCounters)
-    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)))
-    .for('update');
-  return created;
+  await ensureCounter(tx, companyId, kind);
+  const [locked] = await tx.select().from(numberingCounters).where(counterOf(companyId, kind)).for('update');
+  return locked;
 }
-
-const counterOf = (companyId: string, kind: NumberKind) =>
-  and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind));
 
 export interface TakenNumber {
   prefix: string;
@@ -91,7 +78,7 @@ export async function writeCounter(
   await tx
     .update(numberingCounters)
     .set({ ...values, updatedAt: new Date() })
-    .where(and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind)));
+    .where(counterOf(companyId, kind));
 }
 
 /** Whether any document of the kind (soft-deleted ones included) ever had this number. */
