@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { COUNTED_TABLES } from '../src/db/perf/record-counts.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer } from './helpers/factories.js';
 
@@ -115,5 +117,28 @@ describe('estimate and payment status totals', () => {
     expect(await total('/api/v1/payments?status=Completed')).toBe(2);
     expect(await total('/api/v1/payments?status=Failed')).toBe(1);
     expect(await total('/api/v1/payments?status=Pending')).toBe(0);
+  });
+});
+
+describe('the registry of counted tables', () => {
+  it('matches the count triggers exactly: every entry has its trigger and bucket column, every trigger its entry', async () => {
+    if (!ctx.databaseUrl) return; // PGlite: the same migrations; the catalog query is checked on PostgreSQL.
+    const result = (await ctx.database.db.execute(sql`
+      select c.relname as table_name, encode(t.tgargs, 'escape') as args
+      from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_proc p on p.oid = t.tgfoid
+      where p.proname = 'maintain_record_counts' and not t.tgisinternal`)) as unknown as { rows: Array<{ table_name: string; args: string }> };
+    // tgargs holds each trigger argument followed by a NUL byte.
+    const triggers = Object.fromEntries(result.rows.map((row) => [row.table_name, row.args.split('\\000').filter(Boolean)[0] ?? null]));
+    expect(triggers).toEqual(COUNTED_TABLES);
+  });
+
+  it('counts a table without a trigger instead of reading an empty counter', async () => {
+    const company = await makeCompany(ctx.database);
+    for (const url of ['https://93.184.215.14/a', 'https://93.184.215.14/b', 'https://93.184.215.14/c']) {
+      const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key: company.key, body: { url, events: ['*'], enabled: false } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+    }
+    const list = await call(ctx.app, 'GET', '/api/v1/webhook_endpoints?limit=1', { key: company.key });
+    expect(list.body.data.pagination.total).toBe(3);
   });
 });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { and, count, desc, eq, getTableColumns, gte, getTableName, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import { PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { namedStatementsAllowed, type Db } from '../db/client.js';
-import { recordCounts } from '../db/schema/index.js';
+import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { Db } from '../db/client.js';
+import { isTransaction, prepared, preparedReads, type PreparedRead } from '../db/perf/prepared.js';
+import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { invalidField } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
 import { assertRecordedWrite } from './recorded-writes.js';
@@ -96,42 +97,8 @@ export async function paginate<T>(
 }
 
 /**
- * A filter `column IN values` on a column whose per-value totals record_counts keeps (the table's count
- * trigger names it as its bucket column, see migration 0006).
- */
-export interface CountedBucket {
-  column: PgColumn;
-  values: readonly string[];
-}
-
-export function bucketCondition(bucket: CountedBucket | undefined): SQL | undefined {
-  return bucket ? inArray(bucket.column, [...bucket.values]) : undefined;
-}
-
-async function sumCounts(db: Db, companyId: string, keys: string[], includeDeleted: boolean): Promise<number> {
-  const build = () =>
-    db
-      .select({
-        live: sql<string>`coalesce(sum(${recordCounts.live}), 0)`,
-        deleted: sql<string>`coalesce(sum(${recordCounts.deleted}), 0)`,
-      })
-      .from(recordCounts)
-      .where(and(eq(recordCounts.companyId, sql.placeholder('companyId')), eq(recordCounts.tableName, sql.placeholder('tableName'))));
-  let live = 0;
-  let deleted = 0;
-  for (const tableName of keys) {
-    const params = { companyId, tableName };
-    const rows = isTransaction(db) ? await build().execute(params) : await prepared(db, 'count_records', build).execute(params);
-    const row = rows[0] as { live: string; deleted: string } | undefined;
-    live += Number(row?.live ?? 0);
-    deleted += Number(row?.deleted ?? 0);
-  }
-  return live + (includeDeleted ? deleted : 0);
-}
-
-/**
- * The exact number of rows matching the company scope, `filters` and `bucket`. With no other filter it reads
- * the trigger-maintained counts (at most 32 small rows per table or bucket value) instead of counting rows.
+ * The exact number of rows matching the company scope, `filters` and `bucket`. With no other filter the
+ * total comes from the trigger-maintained counts where they exist (db/perf/record-counts.ts).
  */
 export async function countRows(
   db: Db,
@@ -145,16 +112,7 @@ export async function countRows(
   if (active.length > 0) {
     return countWhere(db, table, and(scoped(table, companyId, includeDeleted), ...active, bucketCondition(bucket)));
   }
-  const tableName = getTableName(table);
-  const keys = bucket
-    ? [...new Set(bucket.values)].map((value) => `${tableName}:${bucket.column.name}=${value}`)
-    : [tableName];
-  return sumCounts(db, companyId, keys, includeDeleted);
-}
-
-export async function countWhere(db: Db, table: TenantTable, where: SQL | undefined): Promise<number> {
-  const [row] = await db.select({ total: count() }).from(table).where(where);
-  return Number(row?.total ?? 0);
+  return countedTotal(db, table, companyId, scoped(table, companyId, includeDeleted), includeDeleted, bucket);
 }
 
 /** Sets deleted_at on a live row; false when there is none. */
@@ -187,32 +145,6 @@ export async function requireReference(
 type RowOf<T extends TenantTable> = T['$inferSelect'];
 type InsertOf<T extends TenantTable> = T['$inferInsert'];
 
-interface PreparedRead {
-  execute(params: Record<string, unknown>): Promise<unknown[]>;
-}
-
-const preparedReads = new WeakMap<object, Map<string, PreparedRead>>();
-
-/**
- * A statement prepared once per database handle and name, so hot reads skip building their SQL on
- * every request and PostgreSQL skips parsing it. Transactions build their queries as usual.
- */
-function prepared(db: Db, name: string, build: () => { prepare(name: string): PreparedRead }): PreparedRead {
-  let statements = preparedReads.get(db);
-  if (!statements) {
-    statements = new Map();
-    preparedReads.set(db, statements);
-  }
-  let statement = statements.get(name);
-  if (!statement) {
-    // Unnamed, the built SQL is still reused; only the server-side statement is not kept.
-    statement = build().prepare(namedStatementsAllowed(db) ? name : '');
-    statements.set(name, statement);
-  }
-  return statement;
-}
-
-const isTransaction = (db: Db) => db instanceof PgTransaction;
 
 /** The company's row with this uuid (live unless includeDeleted), or null; `lock` holds it FOR UPDATE. */
 export async function findRow<T extends TenantTable>(

@@ -2,7 +2,8 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition } from '../../db/perf/record-counts.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
 export type EstimateRow = typeof estimates.$inferSelect;

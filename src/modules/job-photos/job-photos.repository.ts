@@ -1,7 +1,8 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobPhotos, users } from '../../db/schema/index.js';
-import { byUuid, countWhere, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
+import { byUuid, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
+import { countWhere } from '../../db/perf/record-counts.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobPhotosQuery } from './job-photos.schemas.js';
 

@@ -1,7 +1,8 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
-import { bucketCondition, byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { bucketCondition } from '../../db/perf/record-counts.js';
 import { invoiceReadStatus } from '../invoices/invoices.repository.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 

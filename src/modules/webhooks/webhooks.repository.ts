@@ -1,7 +1,8 @@
 import { and, count, eq, gte, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
-import { countRows, countWhere, findRow, insertRow, listOrder, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, listOrder, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countWhere } from '../../db/perf/record-counts.js';
 import { pageOffset, toPage } from '../../shared/list-query.js';
 import type { ListDeliveriesQuery, ListWebhookEndpointsQuery } from './webhooks.schemas.js';
 
@@ -14,8 +15,8 @@ export function findEndpoint(db: Db, companyId: string, uuid: string, options: {
 }
 
 export function listEndpoints(db: Db, companyId: string, query: ListWebhookEndpointsQuery) {
-  // A filter that is always true keeps the count on the table itself (no trigger keeps its totals).
-  const filters = [sql`true`, syncFilter(webhookEndpoints, query)];
+  // webhook_endpoints has no count trigger: its totals are counted (db/perf/record-counts.ts).
+  const filters = [syncFilter(webhookEndpoints, query)];
   return paginate(
     query,
     (offset, limit) =>
