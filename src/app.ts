@@ -4,11 +4,14 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
-import { EventRetention } from './modules/events/event-retention.js';
 import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
 import { backgroundJobPlugin } from './plugins/background.js';
 import { databasePlugin } from './plugins/database.js';
+import { eventRetentionPlugin } from './plugins/event-retention.js';
+import { lifecyclePlugin } from './plugins/lifecycle.js';
+import { securityHeadersPlugin } from './plugins/security-headers.js';
+import { usagePlugin } from './plugins/usage.js';
 import { KEY_LIFETIME_MS } from './modules/idempotency/idempotency.service.js';
 import { purgeAllBefore } from './modules/idempotency/idempotency.repository.js';
 import { metricsPlugin } from './plugins/metrics.js';
@@ -24,9 +27,6 @@ import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
 import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
 
-/** How often expired events are looked for. */
-const EVENT_CLEANUP_INTERVAL_MS = 10 * 60 * 1000;
-
 export interface AppDeps {
   config: Config;
   database: Database;
@@ -41,7 +41,7 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyInstance {
     deps: Required<Pick<AppDeps, 'config' | 'database'>> &
-      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter; shuttingDown: boolean };
+      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter };
   }
 }
 
@@ -104,18 +104,15 @@ async function buildZodApp(deps: AppDeps) {
    * Background work must register after the database plugin and before the routes, never in server.ts.
    */
   await app.register(databasePlugin, { database, owns: deps.ownsDatabase ?? false });
+  await app.register(lifecyclePlugin);
   app.decorate('deps', {
     config,
     database,
     storage: deps.storage ?? (await createStorage(config)),
     usage,
-    shuttingDown: false,
     resolveHost: deps.resolveHost,
   });
-  usage.start();
-  app.addHook('onClose', async () => {
-    await usage.stop().catch((error) => app.log.warn({ err: error }, 'final usage flush failed'));
-  });
+  await app.register(usagePlugin, { meter: usage });
   await app.register(backgroundJobPlugin, {
     name: 'idempotency-purge',
     intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS,
@@ -124,33 +121,15 @@ async function buildZodApp(deps: AppDeps) {
     },
     onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
   });
-  // Old events are deleted in small batches in the background; stopped (and awaited) on close, before
-  // the caller closes the database.
-  const retention = new EventRetention(database.db, config.EVENT_RETENTION_DAYS, EVENT_CLEANUP_INTERVAL_MS, (error) =>
-    app.log.warn({ err: error }, 'event cleanup failed'),
-  );
-  retention.start();
-  app.addHook('onClose', async () => {
-    await retention.stop();
-  });
+  await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
 
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by the services in their documented shape; the schemas document them and
   // JSON.stringify writes them, so serialization never dominates a request.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
+  await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
-  app.addHook('onSend', async (_request, reply) => {
-    // While shutting down, in-flight responses close their connection so the server can exit promptly.
-    if (app.deps.shuttingDown) reply.header('connection', 'close');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('cache-control', reply.getHeader('cache-control') ?? 'no-store');
-  });
 
   await app.register(errorsPlugin);
   await app.register(metricsPlugin, { pool: database.pool });

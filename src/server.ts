@@ -49,7 +49,7 @@ async function start() {
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
-    app.deps.shuttingDown = true;
+    app.lifecycle.beginShutdown();
     await app.close();
   });
 

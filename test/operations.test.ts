@@ -63,7 +63,7 @@ describe('GET /readyz while shutting down', () => {
     const app = await buildApp({ config: ctx.config, database: ctx.database });
     await app.ready();
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    app.deps.shuttingDown = true;
+    app.lifecycle.beginShutdown();
     const draining = await app.inject({ method: 'GET', url: '/readyz' });
     expect(draining.statusCode).toBe(503);
     expect(draining.json().error.code).toBe('service_unavailable');

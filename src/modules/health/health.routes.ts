@@ -33,7 +33,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async () => {
-      if (app.deps.shuttingDown) throw new AppError('service_unavailable', 'The server is shutting down.');
+      if (app.lifecycle.shuttingDown) throw new AppError('service_unavailable', 'The server is shutting down.');
       try {
         await app.deps.database.ping();
       } catch {
