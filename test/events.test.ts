@@ -10,7 +10,8 @@ import { eventsOf, getRecord, readFeed, waitForFeed, type FeedEvent } from './he
 import { makeCompany, makeCustomer, makeLocation, type TestCompany } from './helpers/factories.js';
 import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
 
-const ctx = await buildTestApp();
+// Recording is tested here; delivery (which would start attempting the deliveries checked below) elsewhere.
+const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 const { app } = ctx;
 
 async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
