@@ -16,7 +16,7 @@ import { jobsService } from '../jobs/jobs.service.js';
 import type { JobListItem } from '../jobs/jobs.schemas.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import type { TemplateRecord } from '../templates/templates.schemas.js';
-import { toTemplateRecord } from '../templates/templates.service.js';
+import { toTemplateResponse } from '../templates/templates.mapper.js';
 import { addressLines, cityLine } from './document-format.js';
 import { findEstimateSignature } from './documents.repository.js';
 import type {
@@ -126,7 +126,7 @@ export async function loadDocument(db: Db, kind: DocumentKind, record: SharedRec
       kind,
       ...(await parties(db, companyId, estimate.customer.uuid, estimate.job?.uuid ?? null)),
       estimate,
-      template: toTemplateRecord(template),
+      template: toTemplateResponse(template),
       signature: await findEstimateSignature(db, companyId, uuid),
     };
   }
