@@ -7,6 +7,7 @@ import { locations } from './locations.js';
 // Type-only: the column types follow the API's enums (erased at run time, no import cycle).
 import type { JobStatus } from '../../modules/jobs/job-lifecycle.js';
 import type { JobPriority } from '../../modules/jobs/jobs.schemas.js';
+import type { PhotoType } from '../../modules/job-photos/job-photos.schemas.js';
 
 export const jobs = pgTable(
   'jobs',
@@ -72,7 +73,7 @@ export const jobPhotos = pgTable(
     jobUuid: uuid('job_uuid').notNull(),
     userId: uuid('user_id').notNull(),
     storageKey: text('storage_key').notNull(),
-    photoType: text('photo_type').notNull(),
+    photoType: text('photo_type').$type<PhotoType>().notNull(),
     fileName: text('file_name'),
     fileSize: bigint('file_size', { mode: 'number' }),
     mimeType: text('mime_type'),
