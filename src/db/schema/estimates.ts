@@ -19,6 +19,7 @@ import { jobs } from './jobs.js';
 import { locations } from './locations.js';
 // Type-only: the column types follow the API's enums (erased at run time, no import cycle).
 import type { EstimateStatus } from '../../modules/estimates/estimate-status.js';
+import type { StoredAddon, StoredTiers } from '../../modules/templates/templates.mapper.js';
 import type { PricingType, Tier } from '../../modules/templates/templates.schemas.js';
 
 export const templates = pgTable(
@@ -30,9 +31,9 @@ export const templates = pgTable(
     pricingType: text('pricing_type').$type<PricingType>().notNull(),
     basePrice: numeric('base_price', { precision: 12, scale: 2 }),
     /** {good, better, best} as decimal strings. */
-    tiers: jsonb('tiers'),
+    tiers: jsonb('tiers').$type<StoredTiers>(),
     /** [{id, name, price}] with price as a decimal string. */
-    addons: jsonb('addons').notNull().default([]),
+    addons: jsonb('addons').$type<StoredAddon[]>().notNull().default([]),
     taxRate: numeric('tax_rate', { precision: 9, scale: 4 }).notNull().default('0'),
     isActive: boolean('is_active').notNull().default(true),
     ...lifecycle,

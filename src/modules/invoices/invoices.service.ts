@@ -14,7 +14,6 @@ import {
   priceInvoice,
   type AmountSource,
   type InvoicePricing,
-  type PricedLine,
   type PricingInput,
 } from './invoice-pricing.js';
 import { settleInvoice } from './invoice-settlement.js';
@@ -81,10 +80,10 @@ function pricingInputOf(body: PricingInput): PricingInput {
 /** The stored pricing; for rows written without it, the stored amounts taken as given. */
 function storedPricing(invoice: repository.InvoiceRow): StoredPricing {
   if (invoice.pricingInput) return invoice.pricingInput as StoredPricing;
-  const lines = invoice.lineItems as PricedLine[] | null;
+  const lines = invoice.lineItems;
   return {
     input: {
-      invoice_type: invoice.invoiceType as PricingInput['invoice_type'],
+      invoice_type: invoice.invoiceType,
       progress_percentage: invoice.progressPercentage === null ? null : Number(invoice.progressPercentage),
       line_items: lines?.map(({ description, quantity, unit_price, tax_rate }) => ({ description, quantity, unit_price, tax_rate })) ?? null,
       ...(lines ? {} : { subtotal: moneyOut(invoice.subtotal), tax_amount: moneyOut(invoice.taxAmount) }),

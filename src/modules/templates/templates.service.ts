@@ -30,12 +30,12 @@ export interface TemplatePrices {
 }
 
 export function templatePrices(row: repository.TemplateRow): TemplatePrices {
-  const tiers = row.tiers as StoredTiers | null;
+  const { tiers } = row;
   return {
-    pricingType: row.pricingType as PricingType,
+    pricingType: row.pricingType,
     basePrice: row.basePrice === null ? null : toCents(row.basePrice),
     tiers: tiers && { good: toCents(tiers.good), better: toCents(tiers.better), best: toCents(tiers.best) },
-    addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: toCents(addon.price) })),
+    addons: row.addons.map((addon) => ({ ...addon, price: toCents(addon.price) })),
     taxRate: row.taxRate,
   };
 }
