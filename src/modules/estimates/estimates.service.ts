@@ -98,7 +98,8 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
   return columns;
 }
 
-async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
+/** One estimate as its GET answers it (also what its documents show). */
+export async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
   const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
   if (!detail) throw notFound('Estimate');
   return toEstimateResponse(detail);

@@ -126,7 +126,8 @@ async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
   return { items: page.items.map(toInvoiceListItem), pagination: page.pagination };
 }
 
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+/** One invoice as its GET answers it (also what its documents show). */
+export async function getInvoice(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceRecord> {
   const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Invoice');
   return toInvoiceResponse(row);
@@ -233,7 +234,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
 
 export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
   list,
-  get,
+  get: getInvoice,
   create,
   update,
   remove,
@@ -243,5 +244,5 @@ registerRecordedType('invoice', {
   table: invoices,
   noun: 'Invoice',
   embeds: ['customer', 'job', 'estimate', 'location'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  load: (db, companyId, uuid) => getInvoice(db, companyId, uuid, true),
 });
