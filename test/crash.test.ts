@@ -91,7 +91,7 @@ describe.skipIf(!testDb.url)('SIGKILL between writes', () => {
     const jobUuids = Array.from({ length: 80 }, () => uuidv7());
     await testDb.database.db
       .insert(jobs)
-      .values(jobUuids.map((uuid) => ({ companyId: company.companyId, uuid, customerUuid, title: 'Crash job', status: 'Complete' })));
+      .values(jobUuids.map((uuid) => ({ companyId: company.companyId, uuid, customerUuid, title: 'Crash job', status: 'Complete' as const })));
 
     const server = await startServer();
     const headers = { authorization: `Bearer ${company.key}`, 'content-type': 'application/json' };

@@ -11,6 +11,7 @@ import { pdfPages, pdfText, shareUrlIn, startMailSink } from './helpers/document
 import { readFeed } from './helpers/events.js';
 import { insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { makeCompany, makeCustomer, type TestCompany } from './helpers/factories.js';
+import type { JobStatus } from '../src/modules/jobs/job-lifecycle.js';
 
 const sink = await startMailSink();
 afterAll(() => sink.close());
@@ -69,7 +70,7 @@ interface EstimateSetup {
 }
 
 /** A company, a customer with an email, a tiered template (8.25 % tax) and a Pending estimate on a New job. */
-async function estimateSetup(estimateFields: Record<string, unknown> = {}, jobStatus = 'New'): Promise<EstimateSetup> {
+async function estimateSetup(estimateFields: Record<string, unknown> = {}, jobStatus: JobStatus = 'New'): Promise<EstimateSetup> {
   const company = await makeCompany(ctx.database);
   await giveCompanyAddress(company);
   const customer = await makeCustomer(app, company.key, {

@@ -1,9 +1,11 @@
-import { centsToDecimal, moneyOut, toCents } from './money.js';
+import { centsToDecimal, toCents } from './money.js';
 
-/** Conversions between API records (snake_case JSON) and rows (camelCase columns), in one place. */
+/**
+ * Request bodies (snake_case JSON) to column values (camelCase). The way back, row to response, is
+ * written out per resource in its <resource>.mapper.ts so the compiler checks it against the schema.
+ */
 
 const camelCache = new Map<string, string>();
-const snakeCache = new Map<string, string>();
 
 export function snakeToCamel(key: string): string {
   let camel = camelCache.get(key);
@@ -12,83 +14,6 @@ export function snakeToCamel(key: string): string {
     camelCache.set(key, camel);
   }
   return camel;
-}
-
-export function camelToSnake(key: string): string {
-  let snake = snakeCache.get(key);
-  if (snake === undefined) {
-    snake = key.replace(/([A-Z])/g, '_$1').replace(/([a-z])(\d)/g, '$1$2').toLowerCase();
-    snakeCache.set(key, snake);
-  }
-  return snake;
-}
-
-export interface RecordShape {
-  /** Columns never returned (company_id, search_text, storage keys, ...). */
-  omit?: readonly string[];
-  /** numeric columns returned as JSON numbers. */
-  money?: readonly string[];
-  /** Column name -> API field name where they differ. */
-  rename?: Readonly<Record<string, string>>;
-}
-
-const ALWAYS_OMIT = new Set(['companyId', 'searchText']);
-
-interface FieldPlan {
-  key: string;
-  field: string;
-  money: boolean;
-}
-
-/** The field plan of one row layout under one shape, worked out once: rows of a query share it. */
-interface CompiledShape {
-  keys: string[];
-  plan: FieldPlan[];
-}
-
-const NO_SHAPE: RecordShape = {};
-const compiledShapes = new WeakMap<RecordShape, CompiledShape[]>();
-/** Row layouts remembered per shape (a shape may serve a few queries' rows). */
-const LAYOUTS_PER_SHAPE = 8;
-
-function sameKeys(row: Record<string, unknown>, keys: string[]): boolean {
-  let index = 0;
-  for (const key in row) {
-    if (keys[index] !== key) return false;
-    index++;
-  }
-  return index === keys.length;
-}
-
-function planFor(row: Record<string, unknown>, shape: RecordShape): FieldPlan[] {
-  let layouts = compiledShapes.get(shape);
-  if (!layouts) {
-    layouts = [];
-    compiledShapes.set(shape, layouts);
-  }
-  for (const layout of layouts) if (sameKeys(row, layout.keys)) return layout.plan;
-  const keys = Object.keys(row);
-  const plan = keys
-    .filter((key) => !ALWAYS_OMIT.has(key) && !shape.omit?.includes(key))
-    .map((key) => ({ key, field: shape.rename?.[key] ?? camelToSnake(key), money: shape.money?.includes(key) ?? false }));
-  if (layouts.length >= LAYOUTS_PER_SHAPE) layouts.shift();
-  layouts.push({ keys, plan });
-  return plan;
-}
-
-/**
- * A row to its API record: snake_case keys, ISO timestamps in UTC, numerics as numbers. Pass the shape
- * as a module constant: its field plan is then worked out once.
- */
-export function rowToRecord(row: Record<string, unknown>, shape: RecordShape = NO_SHAPE): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
-  for (const { key, field, money } of planFor(row, shape)) {
-    const value = row[key];
-    if (value instanceof Date) record[field] = value.toISOString();
-    else if (money && typeof value === 'string') record[field] = moneyOut(value);
-    else record[field] = value ?? null;
-  }
-  return record;
 }
 
 /**

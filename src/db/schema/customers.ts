@@ -12,7 +12,7 @@ export const customers = pgTable(
     companyName: text('company_name'),
     email: text('email'),
     phone: text('phone'),
-    customerType: text('customer_type').notNull().default('Residential'),
+    customerType: text('customer_type').$type<'Residential' | 'Commercial'>().notNull().default('Residential'),
     isVip: boolean('is_vip').notNull().default(false),
     physicalAddress1: text('physical_address1'),
     physicalAddress2: text('physical_address2'),
@@ -26,8 +26,8 @@ export const customers = pgTable(
     billingZip: text('billing_zip'),
     primaryServiceLocationUuid: uuid('primary_service_location_uuid'),
     notes: text('notes'),
-    internalFlags: jsonb('internal_flags'),
-    onMyWayNotifyVia: text('on_my_way_notify_via'),
+    internalFlags: jsonb('internal_flags').$type<Record<string, unknown>>(),
+    onMyWayNotifyVia: text('on_my_way_notify_via').$type<'email' | 'sms' | 'both'>(),
     searchText: text('search_text').generatedAlwaysAs(
       searchText(
         "first_name || ' ' || last_name",

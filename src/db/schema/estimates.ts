@@ -17,6 +17,10 @@ import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { jobs } from './jobs.js';
 import { locations } from './locations.js';
+// Type-only: the column types follow the API's enums (erased at run time, no import cycle).
+import type { EstimateStatus } from '../../modules/estimates/estimate-status.js';
+import type { StoredAddon, StoredTiers } from '../../modules/templates/templates.mapper.js';
+import type { PricingType, Tier } from '../../modules/templates/templates.schemas.js';
 
 export const templates = pgTable(
   'templates',
@@ -24,12 +28,12 @@ export const templates = pgTable(
     ...tenantKey,
     name: text('name').notNull(),
     description: text('description'),
-    pricingType: text('pricing_type').notNull(),
+    pricingType: text('pricing_type').$type<PricingType>().notNull(),
     basePrice: numeric('base_price', { precision: 12, scale: 2 }),
     /** {good, better, best} as decimal strings. */
-    tiers: jsonb('tiers'),
+    tiers: jsonb('tiers').$type<StoredTiers>(),
     /** [{id, name, price}] with price as a decimal string. */
-    addons: jsonb('addons').notNull().default([]),
+    addons: jsonb('addons').$type<StoredAddon[]>().notNull().default([]),
     taxRate: numeric('tax_rate', { precision: 9, scale: 4 }).notNull().default('0'),
     isActive: boolean('is_active').notNull().default(true),
     ...lifecycle,
@@ -53,16 +57,16 @@ export const estimates = pgTable(
     templateUuid: uuid('template_uuid').notNull(),
     locationUuid: uuid('location_uuid'),
     createdByUserId: uuid('created_by_user_id').notNull(),
-    status: text('status').notNull().default('Pending'),
+    status: text('status').$type<EstimateStatus>().notNull().default('Pending'),
     templateName: text('template_name').notNull(),
-    pricingType: text('pricing_type').notNull(),
-    selectedTier: text('selected_tier'),
+    pricingType: text('pricing_type').$type<PricingType>().notNull(),
+    selectedTier: text('selected_tier').$type<Tier>(),
     baseAmount: numeric('base_amount', { precision: 12, scale: 2 }).notNull(),
     addonsAmount: numeric('addons_amount', { precision: 12, scale: 2 }).notNull(),
     taxAmount: numeric('tax_amount', { precision: 12, scale: 2 }).notNull(),
     totalAmount: numeric('total_amount', { precision: 12, scale: 2 }).notNull(),
     quantity: numeric('quantity', { precision: 12, scale: 3 }).notNull().default('1'),
-    selectedAddons: jsonb('selected_addons'),
+    selectedAddons: jsonb('selected_addons').$type<string[]>(),
     adjustments: jsonb('adjustments'),
     serviceDescription: text('service_description'),
     internalNotes: text('internal_notes'),

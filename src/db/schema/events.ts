@@ -69,7 +69,7 @@ export const webhookDeliveries = pgTable(
     endpointUuid: uuid('endpoint_uuid').notNull(),
     eventUuid: uuid('event_uuid').notNull(),
     eventType: text('event_type').notNull(),
-    status: text('status').notNull().default('pending'),
+    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     lastAttemptAt: timestamptz('last_attempt_at'),
     nextAttemptAt: timestamptz('next_attempt_at').defaultNow(),

@@ -18,6 +18,9 @@ import { customers } from './customers.js';
 import { estimates } from './estimates.js';
 import { jobs } from './jobs.js';
 import { locations } from './locations.js';
+// Type-only: the column types follow the API's types (erased at run time, no import cycle).
+import type { InvoiceType, PricedLine } from '../../modules/invoices/invoice-pricing.js';
+import type { PAYMENT_TYPES, PaymentStatus } from '../../modules/payments/payments.schemas.js';
 
 const money = (name: string) => numeric(name, { precision: 12, scale: 2 });
 
@@ -32,7 +35,7 @@ export const invoices = pgTable(
     estimateUuid: uuid('estimate_uuid'),
     locationUuid: uuid('location_uuid'),
     createdByUserId: uuid('created_by_user_id').notNull(),
-    invoiceType: text('invoice_type').notNull().default('Full'),
+    invoiceType: text('invoice_type').$type<InvoiceType>().notNull().default('Full'),
     progressPercentage: numeric('progress_percentage', { precision: 9, scale: 4 }),
     issueDate: date('issue_date', { mode: 'string' }).notNull(),
     dueDate: date('due_date', { mode: 'string' }).notNull(),
@@ -42,7 +45,7 @@ export const invoices = pgTable(
     totalAmount: money('total_amount').notNull(),
     paidAmount: money('paid_amount').notNull().default('0'),
     balanceAmount: money('balance_amount').notNull(),
-    lineItems: jsonb('line_items'),
+    lineItems: jsonb('line_items').$type<PricedLine[]>(),
     /** The amount inputs and source amounts the invoice was priced from; an amount update re-prices from them. */
     pricingInput: jsonb('pricing_input'),
     notes: text('notes'),
@@ -85,7 +88,7 @@ export const payments = pgTable(
     paymentSeq: bigint('payment_seq', { mode: 'number' }),
     invoiceUuid: uuid('invoice_uuid').notNull(),
     customerUuid: uuid('customer_uuid').notNull(),
-    paymentType: text('payment_type').notNull(),
+    paymentType: text('payment_type').$type<(typeof PAYMENT_TYPES)[number]>().notNull(),
     paymentMethod: text('payment_method'),
     amount: money('amount').notNull(),
     processingFee: money('processing_fee').notNull().default('0'),
@@ -94,9 +97,9 @@ export const payments = pgTable(
     transactionId: text('transaction_id'),
     referenceNumber: text('reference_number'),
     authorizationCode: text('authorization_code'),
-    paymentDetails: jsonb('payment_details'),
+    paymentDetails: jsonb('payment_details').$type<Record<string, unknown>>(),
     notes: text('notes'),
-    status: text('status').notNull().default('Completed'),
+    status: text('status').$type<PaymentStatus>().notNull().default('Completed'),
     processedAt: timestamptz('processed_at'),
     createdByUserId: uuid('created_by_user_id').notNull(),
     ...lifecycle,

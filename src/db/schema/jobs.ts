@@ -4,6 +4,10 @@ import { companies, users } from './companies.js';
 import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { locations } from './locations.js';
+// Type-only: the column types follow the API's enums (erased at run time, no import cycle).
+import type { JobStatus } from '../../modules/jobs/job-lifecycle.js';
+import type { JobPriority } from '../../modules/jobs/jobs.schemas.js';
+import type { PhotoType } from '../../modules/job-photos/job-photos.schemas.js';
 
 export const jobs = pgTable(
   'jobs',
@@ -15,8 +19,8 @@ export const jobs = pgTable(
     assignedToUserId: uuid('assigned_to_user_id'),
     title: text('title').notNull(),
     description: text('description'),
-    status: text('status').notNull().default('New'),
-    priority: text('priority').notNull().default('Normal'),
+    status: text('status').$type<JobStatus>().notNull().default('New'),
+    priority: text('priority').$type<JobPriority>().notNull().default('Normal'),
     isUrgent: boolean('is_urgent').notNull().default(false),
     isEmergency: boolean('is_emergency').notNull().default(false),
     serviceAddress1: text('service_address1'),
@@ -69,7 +73,7 @@ export const jobPhotos = pgTable(
     jobUuid: uuid('job_uuid').notNull(),
     userId: uuid('user_id').notNull(),
     storageKey: text('storage_key').notNull(),
-    photoType: text('photo_type').notNull(),
+    photoType: text('photo_type').$type<PhotoType>().notNull(),
     fileName: text('file_name'),
     fileSize: bigint('file_size', { mode: 'number' }),
     mimeType: text('mime_type'),

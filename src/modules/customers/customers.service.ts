@@ -3,9 +3,10 @@ import type { Db } from '../../db/client.js';
 import { customers, locations } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { toCustomerResponse } from './customers.mapper.js';
 import * as repository from './customers.repository.js';
 import type {
   CreateCustomerBody,
@@ -14,19 +15,15 @@ import type {
   UpdateCustomerBody,
 } from './customers.schemas.js';
 
-export function toCustomerRecord(row: repository.CustomerRow): CustomerRecord {
-  return rowToRecord(row) as CustomerRecord;
-}
-
 async function list(db: Db, companyId: string, query: ListCustomersQuery) {
   const page = await repository.listCustomers(db, companyId, query);
-  return { items: page.items.map(toCustomerRecord), pagination: page.pagination };
+  return { items: page.items.map(toCustomerResponse), pagination: page.pagination };
 }
 
 async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   const row = await repository.findCustomer(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Customer');
-  return toCustomerRecord(row);
+  return toCustomerResponse(row);
 }
 
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
@@ -39,7 +36,7 @@ async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
       uuid,
     });
     // The inserted row is the record a GET would read: no second read.
-    changes.created('customer', uuid, toCustomerRecord(row));
+    changes.created('customer', uuid, toCustomerResponse(row));
     changes.answer('customer', uuid);
   })) as CustomerRecord;
 }

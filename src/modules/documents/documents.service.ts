@@ -6,17 +6,17 @@ import type { UrlSigner } from '../../storage/url-signer.js';
 import { getCompany } from '../companies/companies.service.js';
 import { customersService } from '../customers/customers.service.js';
 import type { CustomerRecord } from '../customers/customers.schemas.js';
-import { estimatesService, updateEstimateWithAnswer } from '../estimates/estimates.service.js';
+import { readEstimate, updateEstimateWithAnswer } from '../estimates/estimates.service.js';
 import type { EstimateRecord, UpdateEstimateBody } from '../estimates/estimates.schemas.js';
 import { lockInvoice } from '../invoices/invoice-settlement.js';
-import { invoicesService } from '../invoices/invoices.service.js';
+import { getInvoice, invoicesService } from '../invoices/invoices.service.js';
 import type { InvoiceRecord } from '../invoices/invoices.schemas.js';
 import { lockJob } from '../jobs/jobs.repository.js';
 import { jobsService } from '../jobs/jobs.service.js';
 import type { JobListItem } from '../jobs/jobs.schemas.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import type { TemplateRecord } from '../templates/templates.schemas.js';
-import { toTemplateRecord } from '../templates/templates.service.js';
+import { toTemplateResponse } from '../templates/templates.mapper.js';
 import { addressLines, cityLine } from './document-format.js';
 import { findEstimateSignature } from './documents.repository.js';
 import type {
@@ -119,18 +119,18 @@ async function parties(db: Db, companyId: string, customerUuid: string, jobUuid:
 export async function loadDocument(db: Db, kind: DocumentKind, record: SharedRecord): Promise<CustomerDocument> {
   const { companyId, uuid } = record;
   if (kind === 'estimate') {
-    const estimate = (await estimatesService.get(db, companyId, uuid, false)) as EstimateRecord;
+    const estimate = await readEstimate(db, companyId, uuid);
     const template = await findTemplate(db, companyId, estimate.template.uuid, true);
     if (!template) throw notFound('Estimate');
     return {
       kind,
       ...(await parties(db, companyId, estimate.customer.uuid, estimate.job?.uuid ?? null)),
       estimate,
-      template: toTemplateRecord(template),
+      template: toTemplateResponse(template),
       signature: await findEstimateSignature(db, companyId, uuid),
     };
   }
-  const invoice = (await invoicesService.get(db, companyId, uuid, false)) as InvoiceRecord;
+  const invoice = await getInvoice(db, companyId, uuid, false);
   return {
     kind,
     ...(await parties(db, companyId, invoice.customer.uuid, invoice.job?.uuid ?? null)),

@@ -4,7 +4,7 @@ import { customers, estimates, jobs, locations } from '../../db/schema/index.js'
 import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
@@ -20,6 +20,7 @@ import {
 } from './estimate-pricing.js';
 import { statusChange, type EstimateStatus } from './estimate-status.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { adjustmentsOut, toEstimateListItem, toEstimateResponse } from './estimates.mapper.js';
 import * as repository from './estimates.repository.js';
 import type {
   CreateEstimateBody,
@@ -31,9 +32,6 @@ import type {
   UpdateEstimateBody,
 } from './estimates.schemas.js';
 
-const AMOUNT_COLUMNS = ['baseAmount', 'addonsAmount', 'taxAmount', 'totalAmount'] as const;
-// The share page's signature is stored with the estimate but is not part of its API record.
-const ESTIMATE_SHAPE: RecordShape = { omit: ['estimateSeq', 'signatureName', 'signedAt'], money: AMOUNT_COLUMNS };
 /** Body fields that feed the arithmetic; sending any of them recomputes the amounts. */
 const PRICING_FIELDS = ['selected_tier', 'quantity', 'selected_addons', 'adjustments'] as const;
 /** Body fields stored by hand rather than copied by bodyToColumns. */
@@ -51,16 +49,6 @@ function storedAdjustments(adjustments: Adjustments | null): StoredAdjustments |
   return stored;
 }
 
-function adjustmentsOut(adjustments: Adjustments | null): Record<string, number> | null {
-  if (adjustments === null) return null;
-  const out: Record<string, number> = {};
-  for (const key of ADJUSTABLE_AMOUNTS) {
-    const value = adjustments[key];
-    if (value !== undefined) out[key] = fromCents(toCents(value));
-  }
-  return out;
-}
-
 function amountColumns(amounts: EstimateAmounts) {
   return {
     baseAmount: centsToDecimal(amounts.base_amount),
@@ -68,27 +56,6 @@ function amountColumns(amounts: EstimateAmounts) {
     taxAmount: centsToDecimal(amounts.tax_amount),
     totalAmount: centsToDecimal(amounts.total_amount),
   };
-}
-
-function estimateFields(row: repository.EstimateRow) {
-  return {
-    ...rowToRecord(row, ESTIMATE_SHAPE),
-    quantity: Number(row.quantity),
-    adjustments: adjustmentsOut(row.adjustments as StoredAdjustments | null),
-  };
-}
-
-function toListItem({ estimate, customer }: repository.EstimateWithCustomer): EstimateListItem {
-  return { ...estimateFields(estimate), customer: rowToRecord(customer) } as EstimateListItem;
-}
-
-function toEstimateRecord(detail: repository.EstimateDetail): EstimateRecord {
-  return {
-    ...toListItem(detail),
-    job: detail.job && rowToRecord(detail.job),
-    template: rowToRecord(detail.template),
-    location: detail.location && rowToRecord(detail.location),
-  } as EstimateRecord;
 }
 
 /** A template given in a body must be a live template of the company (400 otherwise). */
@@ -131,15 +98,16 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
   return columns;
 }
 
-async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
+/** One estimate as its GET answers it (also what its documents show). */
+export async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
   const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
   if (!detail) throw notFound('Estimate');
-  return toEstimateRecord(detail);
+  return toEstimateResponse(detail);
 }
 
 async function list(db: Db, companyId: string, query: ListEstimatesQuery) {
   const page = await repository.listEstimates(db, companyId, query);
-  return { items: page.items.map(toListItem), pagination: page.pagination };
+  return { items: page.items.map(toEstimateListItem), pagination: page.pagination };
 }
 
 function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {

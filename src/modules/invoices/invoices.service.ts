@@ -4,7 +4,7 @@ import { customers, invoices, locations } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
@@ -14,11 +14,11 @@ import {
   priceInvoice,
   type AmountSource,
   type InvoicePricing,
-  type PricedLine,
   type PricingInput,
 } from './invoice-pricing.js';
 import { settleInvoice } from './invoice-settlement.js';
-import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
+import { businessToday, requestedStatus, settledStatus } from './invoice-status.js';
+import { toInvoiceListItem, toInvoiceResponse } from './invoices.mapper.js';
 import * as repository from './invoices.repository.js';
 import type {
   CreateInvoiceBody,
@@ -29,36 +29,6 @@ import type {
   PreviewInvoiceBody,
   UpdateInvoiceBody,
 } from './invoices.schemas.js';
-
-const MONEY_COLUMNS = ['subtotal', 'taxAmount', 'discountAmount', 'totalAmount', 'paidAmount', 'balanceAmount'] as const;
-const INVOICE_SHAPE: RecordShape = { money: MONEY_COLUMNS, omit: ['invoiceSeq', 'createdByUserId', 'pricingInput'] };
-
-function invoiceFields(row: repository.InvoiceRow, shownStatus: InvoiceStatus) {
-  return {
-    ...rowToRecord(row, INVOICE_SHAPE),
-    progress_percentage: row.progressPercentage === null ? null : Number(row.progressPercentage),
-    status: shownStatus,
-  };
-}
-
-function toListItem(row: repository.InvoiceListRow): InvoiceListItem {
-  const { customer } = row;
-  return {
-    ...invoiceFields(row.invoice as repository.InvoiceRow, row.shownStatus),
-    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName },
-  } as InvoiceListItem;
-}
-
-function toInvoiceRecord(row: repository.InvoiceDetailRow): InvoiceRecord {
-  const { customer, job, estimate, location } = row;
-  return {
-    ...invoiceFields(row.invoice as repository.InvoiceRow, row.shownStatus),
-    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName, email: customer.email },
-    job: job && { uuid: job.uuid, title: job.title, status: job.status },
-    estimate: estimate && { uuid: estimate.uuid, estimate_number: estimate.estimateNumber, status: estimate.status },
-    location: location && { uuid: location.uuid, name: location.name },
-  } as InvoiceRecord;
-}
 
 /**
  * Checks the job and estimate references and returns what the invoice bills without line items or a
@@ -110,10 +80,10 @@ function pricingInputOf(body: PricingInput): PricingInput {
 /** The stored pricing; for rows written without it, the stored amounts taken as given. */
 function storedPricing(invoice: repository.InvoiceRow): StoredPricing {
   if (invoice.pricingInput) return invoice.pricingInput as StoredPricing;
-  const lines = invoice.lineItems as PricedLine[] | null;
+  const lines = invoice.lineItems;
   return {
     input: {
-      invoice_type: invoice.invoiceType as PricingInput['invoice_type'],
+      invoice_type: invoice.invoiceType,
       progress_percentage: invoice.progressPercentage === null ? null : Number(invoice.progressPercentage),
       line_items: lines?.map(({ description, quantity, unit_price, tax_rate }) => ({ description, quantity, unit_price, tax_rate })) ?? null,
       ...(lines ? {} : { subtotal: moneyOut(invoice.subtotal), tax_amount: moneyOut(invoice.taxAmount) }),
@@ -153,13 +123,14 @@ export async function previewInvoice(db: Db, companyId: string, body: PreviewInv
 
 async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
   const page = await repository.listInvoices(db, companyId, query);
-  return { items: page.items.map(toListItem), pagination: page.pagination };
+  return { items: page.items.map(toInvoiceListItem), pagination: page.pagination };
 }
 
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+/** One invoice as its GET answers it (also what its documents show). */
+export async function getInvoice(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceRecord> {
   const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Invoice');
-  return toInvoiceRecord(row);
+  return toInvoiceResponse(row);
 }
 
 /**
@@ -263,7 +234,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
 
 export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
   list,
-  get,
+  get: getInvoice,
   create,
   update,
   remove,
@@ -273,5 +244,5 @@ registerRecordedType('invoice', {
   table: invoices,
   noun: 'Invoice',
   embeds: ['customer', 'job', 'estimate', 'location'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  load: (db, companyId, uuid) => getInvoice(db, companyId, uuid, true),
 });

@@ -6,14 +6,12 @@ import { jobPhotos } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../shared/crud-routes.js';
 import type { Page } from '../../shared/list-query.js';
-import { rowToRecord, type RecordShape } from '../../shared/records.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
+import { toJobPhotoResponse } from './job-photos.mapper.js';
 import * as repository from './job-photos.repository.js';
 import type { JobPhotoRecord, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
-
-const PHOTO_SHAPE: RecordShape = { omit: ['storageKey'] };
 
 /** What reading a photo needs besides the database: the storage and how to build its links. */
 export interface PhotoLinks {
@@ -31,13 +29,8 @@ export async function requireLiveJob(db: Db, companyId: string, jobUuid: string)
   if (!(await liveJobExists(db, companyId, jobUuid))) throw notFound('Job');
 }
 
-async function toPhotoRecord({ photo, user }: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoRecord> {
-  const fields = rowToRecord(photo, PHOTO_SHAPE) as Omit<JobPhotoRecord, 'photo_url' | 'user'>;
-  return {
-    ...fields,
-    photo_url: await links.storage.url(photo.storageKey, links.link),
-    user: user && { id: user.id, first_name: user.firstName, last_name: user.lastName },
-  };
+async function toPhotoRecord(found: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoRecord> {
+  return toJobPhotoResponse(found, await links.storage.url(found.photo.storageKey, links.link));
 }
 
 export async function listPhotos(

@@ -3,14 +3,14 @@ import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { statusTimestamps } from './job-lifecycle.js';
+import { toJobListItem, toJobResponse } from './jobs.mapper.js';
 import * as repository from './jobs.repository.js';
 import type {
   CreateJobBody,
-  JobCustomerEmbed,
   JobListItem,
   JobRecord,
   ListJobsQuery,
@@ -18,26 +18,6 @@ import type {
 } from './jobs.schemas.js';
 
 const MONEY_FIELDS = ['estimated_amount', 'actual_amount'] as const;
-const MONEY_COLUMNS = ['estimatedAmount', 'actualAmount'] as const;
-const JOB_SHAPE: RecordShape = { money: MONEY_COLUMNS };
-
-function toCustomerEmbed(customer: repository.JobCustomerRow): JobCustomerEmbed {
-  return rowToRecord(customer) as JobCustomerEmbed;
-}
-
-function toJobListItem({ job, customer }: repository.JobWithCustomer): JobListItem {
-  return { ...(rowToRecord(job, JOB_SHAPE) as Omit<JobListItem, 'customer'>), customer: toCustomerEmbed(customer) };
-}
-
-function toJobRecord(found: repository.JobWithRelations): JobRecord {
-  const { location, assignedUser } = found;
-  return {
-    ...toJobListItem(found),
-    location: location && { uuid: location.uuid, name: location.name },
-    assigned_user: assignedUser && { id: assignedUser.id, first_name: assignedUser.firstName, last_name: assignedUser.lastName },
-  };
-}
-
 /** Every id a job body refers to must be a live record of the actor's company (400 naming the field). */
 async function requireReferences(db: Db, companyId: string, body: UpdateJobBody): Promise<void> {
   await requireReference(db, customers, companyId, 'customer_uuid', body.customer_uuid);
@@ -53,7 +33,7 @@ async function list(db: Db, companyId: string, query: ListJobsQuery) {
 async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<JobRecord> {
   const found = await repository.findJobWithRelations(db, companyId, uuid, includeDeleted);
   if (!found) throw notFound('Job');
-  return toJobRecord(found);
+  return toJobResponse(found);
 }
 
 async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRecord> {

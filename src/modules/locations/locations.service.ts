@@ -3,8 +3,9 @@ import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { bodyToColumns, rowToRecord } from '../../shared/records.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
+import { toLocationResponse } from './locations.mapper.js';
 import * as repository from './locations.repository.js';
 import type {
   CreateLocationBody,
@@ -13,19 +14,16 @@ import type {
   UpdateLocationBody,
 } from './locations.schemas.js';
 
-export function toLocationRecord(row: repository.LocationRow): LocationRecord {
-  return rowToRecord(row) as LocationRecord;
-}
 
 async function list(db: Db, companyId: string, query: ListLocationsQuery) {
   const page = await repository.listLocations(db, companyId, query);
-  return { items: page.items.map(toLocationRecord), pagination: page.pagination };
+  return { items: page.items.map(toLocationResponse), pagination: page.pagination };
 }
 
 async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   const row = await repository.findLocation(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Location');
-  return toLocationRecord(row);
+  return toLocationResponse(row);
 }
 
 /** Makes `uuid` the only primary location, recording the location that stops being primary. */
@@ -46,7 +44,7 @@ async function create(db: Db, actor: Actor, body: CreateLocationBody) {
       companyId: actor.companyId,
       uuid,
     });
-    changes.created('location', uuid, toLocationRecord(row));
+    changes.created('location', uuid, toLocationResponse(row));
     changes.answer('location', uuid);
   })) as LocationRecord;
 }

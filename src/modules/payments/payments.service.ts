@@ -3,12 +3,13 @@ import type { Db } from '../../db/client.js';
 import { payments } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { centsToDecimal, moneyOut, toCents, type Cents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { lockInvoice, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import { allocateNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
+import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
 import * as repository from './payments.repository.js';
 import type {
   CreatePaymentBody,
@@ -18,35 +19,7 @@ import type {
   UpdatePaymentBody,
 } from './payments.schemas.js';
 
-const MONEY_COLUMNS = ['amount', 'processingFee', 'netAmount'] as const;
-const PAYMENT_SHAPE: RecordShape = { money: MONEY_COLUMNS, omit: ['paymentSeq'] };
 const MONEY_FIELDS = ['amount', 'processing_fee'] as const;
-
-function paymentFields(row: repository.PaymentRow) {
-  return rowToRecord(row, PAYMENT_SHAPE);
-}
-
-function toListItem(row: repository.PaymentListRow): PaymentListItem {
-  return {
-    ...paymentFields(row.payment as repository.PaymentRow),
-    invoice: { uuid: row.invoice.uuid, invoice_number: row.invoice.invoiceNumber },
-  } as PaymentListItem;
-}
-
-function toPaymentRecord(row: repository.PaymentDetailRow): PaymentRecord {
-  const { invoice, customer } = row;
-  return {
-    ...paymentFields(row.payment as repository.PaymentRow),
-    invoice: {
-      uuid: invoice.uuid,
-      invoice_number: invoice.invoiceNumber,
-      total_amount: moneyOut(invoice.totalAmount),
-      balance_amount: moneyOut(invoice.balanceAmount),
-      status: invoice.shownStatus,
-    },
-    customer: { uuid: customer.uuid, first_name: customer.firstName, last_name: customer.lastName },
-  } as PaymentRecord;
-}
 
 /** net_amount = amount - processing_fee; the fee may not exceed the amount. */
 function netAmount(amount: Cents, fee: Cents): Cents {
@@ -66,13 +39,13 @@ function requireIssued(invoice: LockedInvoice, field: string): void {
 
 async function list(db: Db, companyId: string, query: ListPaymentsQuery) {
   const page = await repository.listPayments(db, companyId, query);
-  return { items: page.items.map(toListItem), pagination: page.pagination };
+  return { items: page.items.map(toPaymentListItem), pagination: page.pagination };
 }
 
 async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   const row = await repository.findPaymentDetail(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Payment');
-  return toPaymentRecord(row);
+  return toPaymentResponse(row);
 }
 
 /**

@@ -3,9 +3,10 @@ import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
-import { centsToDecimal, decimalText, moneyOut, toCents, type Cents } from '../../shared/money.js';
-import { bodyToColumns, rowToRecord, type RecordShape } from '../../shared/records.js';
+import { centsToDecimal, decimalText, toCents, type Cents } from '../../shared/money.js';
+import { bodyToColumns } from '../../shared/records.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { toTemplateResponse, type StoredAddon, type StoredTiers } from './templates.mapper.js';
 import * as repository from './templates.repository.js';
 import type {
   AddonInput,
@@ -18,13 +19,6 @@ import type {
   UpdateTemplateBody,
 } from './templates.schemas.js';
 
-/** Prices and the tax rate are converted below from their stored decimal strings. */
-const TEMPLATE_SHAPE: RecordShape = { money: ['basePrice'], omit: ['tiers', 'addons', 'taxRate'] };
-
-/** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
-type StoredTiers = Record<Tier, string>;
-type StoredAddon = { id: string; name: string; price: string };
-
 /** A template's prices in integer cents: what estimate pricing needs. */
 export interface TemplatePrices {
   pricingType: PricingType;
@@ -36,23 +30,13 @@ export interface TemplatePrices {
 }
 
 export function templatePrices(row: repository.TemplateRow): TemplatePrices {
-  const tiers = row.tiers as StoredTiers | null;
+  const { tiers } = row;
   return {
-    pricingType: row.pricingType as PricingType,
+    pricingType: row.pricingType,
     basePrice: row.basePrice === null ? null : toCents(row.basePrice),
     tiers: tiers && { good: toCents(tiers.good), better: toCents(tiers.better), best: toCents(tiers.best) },
-    addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: toCents(addon.price) })),
+    addons: row.addons.map((addon) => ({ ...addon, price: toCents(addon.price) })),
     taxRate: row.taxRate,
-  };
-}
-
-export function toTemplateRecord(row: repository.TemplateRow): TemplateRecord {
-  const tiers = row.tiers as StoredTiers | null;
-  return {
-    ...(rowToRecord(row, TEMPLATE_SHAPE) as TemplateRecord),
-    tiers: tiers && { good: moneyOut(tiers.good), better: moneyOut(tiers.better), best: moneyOut(tiers.best) },
-    addons: (row.addons as StoredAddon[]).map((addon) => ({ ...addon, price: moneyOut(addon.price) })),
-    tax_rate: Number(row.taxRate),
   };
 }
 
@@ -87,13 +71,13 @@ function checkPricingFields(template: Pick<repository.TemplateInsert, 'pricingTy
 
 async function list(db: Db, companyId: string, query: ListTemplatesQuery) {
   const page = await repository.listTemplates(db, companyId, query);
-  return { items: page.items.map(toTemplateRecord), pagination: page.pagination };
+  return { items: page.items.map(toTemplateResponse), pagination: page.pagination };
 }
 
 async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   const row = await repository.findTemplate(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Template');
-  return toTemplateRecord(row);
+  return toTemplateResponse(row);
 }
 
 async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
@@ -108,7 +92,7 @@ async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
       companyId: actor.companyId,
       uuid,
     });
-    changes.created('template', uuid, toTemplateRecord(row));
+    changes.created('template', uuid, toTemplateResponse(row));
     changes.answer('template', uuid);
   })) as TemplateRecord;
 }

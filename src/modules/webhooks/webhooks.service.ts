@@ -4,33 +4,22 @@ import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor, CrudService } from '../../shared/crud-routes.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import type { Page } from '../../shared/list-query.js';
-import { rowToRecord, type RecordShape } from '../../shared/records.js';
 import { softDelete } from '../../shared/tenant-table.js';
 import { webhookEndpoints } from '../../db/schema/index.js';
 import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
 import { wakeDeliveryWorkers } from './delivery-worker.js';
 import { newWebhookSecret } from './signature.js';
+import { toDeliveryResponse, toEndpointResponse } from './webhooks.mapper.js';
 import * as repository from './webhooks.repository.js';
 import {
   MAX_LIVE_ENDPOINTS,
   type CreateWebhookEndpointBody,
-  type DeliveryRecord,
   type ListDeliveriesQuery,
   type ListWebhookEndpointsQuery,
   type UpdateWebhookEndpointBody,
   type WebhookEndpointRecord,
 } from './webhooks.schemas.js';
 
-const ENDPOINT_SHAPE: RecordShape = { omit: ['secret'] };
-const DELIVERY_SHAPE: RecordShape = { omit: ['endpointUuid', 'leaseExpiresAt'] };
-
-export function toEndpointRecord(row: repository.EndpointRow): WebhookEndpointRecord {
-  return rowToRecord(row, ENDPOINT_SHAPE) as WebhookEndpointRecord;
-}
-
-export function toDeliveryRecord(row: repository.DeliveryRow): DeliveryRecord {
-  return rowToRecord(row, DELIVERY_SHAPE) as DeliveryRecord;
-}
 
 /** The endpoint service for one address policy (WEBHOOK_ALLOW_PRIVATE_NETWORKS and the resolver). */
 export function createWebhookEndpointsService(policy: AddressPolicy) {
@@ -47,13 +36,13 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
   const endpoints: CrudService<WebhookEndpointRecord, CreateWebhookEndpointBody, UpdateWebhookEndpointBody, ListWebhookEndpointsQuery> = {
     async list(db: Db, companyId: string, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointRecord>> {
       const page = await repository.listEndpoints(db, companyId, query);
-      return { items: page.items.map(toEndpointRecord), pagination: page.pagination };
+      return { items: page.items.map(toEndpointResponse), pagination: page.pagination };
     },
 
     async get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
       const row = await repository.findEndpoint(db, companyId, uuid, { includeDeleted });
       if (!row) throw notFound('Webhook endpoint');
-      return toEndpointRecord(row);
+      return toEndpointResponse(row);
     },
 
     /** Answers the record with its secret: the only time the secret is shown. */
@@ -78,7 +67,7 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
           secret,
         });
       });
-      return { ...toEndpointRecord(row), secret };
+      return { ...toEndpointResponse(row), secret };
     },
 
     async update(db: Db, actor: Actor, uuid: string, body: UpdateWebhookEndpointBody) {
@@ -86,7 +75,7 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
       const row = await db.transaction(async (tx) => {
         const current = await repository.findEndpoint(tx, actor.companyId, uuid, { lock: true });
         if (!current) throw notFound('Webhook endpoint');
-        assertIfMatch(actor.ifMatch, toEndpointRecord(current));
+        assertIfMatch(actor.ifMatch, toEndpointResponse(current));
         const values: Partial<repository.EndpointInsert> = {};
         if (body.url !== undefined) values.url = body.url;
         if (body.description !== undefined) values.description = body.description;
@@ -97,14 +86,14 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
         if (!updated.enabled) await repository.failPendingDeliveries(tx, actor.companyId, uuid, 'The endpoint was disabled.');
         return updated;
       });
-      return toEndpointRecord(row);
+      return toEndpointResponse(row);
     },
 
     async remove(db: Db, actor: Actor, uuid: string) {
       await db.transaction(async (tx) => {
         const current = await repository.findEndpoint(tx, actor.companyId, uuid, { lock: true });
         if (!current) throw notFound('Webhook endpoint');
-        assertIfMatch(actor.ifMatch, toEndpointRecord(current));
+        assertIfMatch(actor.ifMatch, toEndpointResponse(current));
         await softDelete(tx, webhookEndpoints, actor.companyId, uuid);
         await repository.failPendingDeliveries(tx, actor.companyId, uuid, 'The endpoint was deleted.');
       });
@@ -119,7 +108,7 @@ export async function listDeliveries(db: Db, companyId: string, endpointUuid: st
     throw notFound('Webhook endpoint');
   }
   const page = await repository.listDeliveries(db, companyId, endpointUuid, query);
-  return { items: page.items.map(toDeliveryRecord), pagination: page.pagination };
+  return { items: page.items.map(toDeliveryResponse), pagination: page.pagination };
 }
 
 /** Makes the delivery due now, also a failed one, and wakes this process's worker. */
@@ -128,5 +117,5 @@ export async function retryDelivery(db: Db, companyId: string, endpointUuid: str
   const row = await repository.scheduleRetryNow(db, companyId, endpointUuid, deliveryUuid);
   if (!row) throw notFound('Delivery');
   wakeDeliveryWorkers();
-  return toDeliveryRecord(row);
+  return toDeliveryResponse(row);
 }
