@@ -6,18 +6,9 @@ import { AppError } from '../errors.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/auth/api-keys.js';
 import { findActiveKey, touchKeyLastUsed, type KeyRecord } from '../modules/auth/auth.repository.js';
 import type { UsageMeter } from '../modules/auth/usage-meter.js';
+import type { Addon, Principal } from '../auth/principal.js';
 import { sendError } from './errors.js';
 
-export type Addon = 'photos' | 'numbering';
-
-export interface Principal {
-  companyId: string;
-  userId: string;
-  apiKeyId: string;
-  /** The key's public prefix (never the key): names the key in logs and in the admin CLI. */
-  keyPrefix: string;
-  addons: ReadonlySet<string>;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,28 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../db/client.js';
-import type { Addon } from '../plugins/auth.js';
+import { actorOf, type Actor, type Addon } from '../auth/principal.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
-import { parseEntityTags, type EntityTags } from './etag.js';
 import { uuidString } from './formats.js';
 import { GetQuery, type Page } from './list-query.js';
-
-/**
- * Who performs a write: the key's company and user, and the request's If-Match condition (checked by the
- * write path under the record's row lock; absent means unconditional).
- */
-export interface Actor {
-  companyId: string;
-  userId: string;
-  ifMatch?: EntityTags;
-}
-
-/** The actor of a request: its principal plus the If-Match header of a conditional write. */
-export function actorOf(request: FastifyRequest): Actor {
-  const { companyId, userId } = request.principal;
-  return { companyId, userId, ifMatch: parseEntityTags(request.headers['if-match']) };
-}
 
 /** The five operations every resource offers, called with the company id explicitly. */
 export interface CrudService<TRecord, TCreate, TUpdate, TListQuery> {

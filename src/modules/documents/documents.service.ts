@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
-import type { Actor } from '../../shared/crud-routes.js';
+import type { Actor } from '../../auth/principal.js';
 import type { UrlSigner } from '../../storage/url-signer.js';
 import { getCompany } from '../companies/companies.service.js';
 import { customersService } from '../customers/customers.service.js';

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { notFound } from '../../errors.js';
-import type { Actor } from '../../shared/crud-routes.js';
+import type { Actor } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, type TenantTable } from '../../shared/tenant-table.js';

@@ -4,7 +4,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCom
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, invalidField } from '../../errors.js';
 import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
-import { actorOf, SECURITY } from '../../shared/crud-routes.js';
+import { actorOf } from '../../auth/principal.js';
+import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
 import { requestLinkBase } from '../../shared/urls.js';

@@ -4,7 +4,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { jobPhotos } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
-import type { Actor } from '../../shared/crud-routes.js';
+import type { Actor } from '../../auth/principal.js';
 import type { Page } from '../../shared/list-query.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';

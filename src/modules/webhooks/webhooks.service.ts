@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
-import type { Actor, CrudService } from '../../shared/crud-routes.js';
+import type { Actor } from '../../auth/principal.js';
+import type { CrudService } from '../../shared/crud-routes.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import type { Page } from '../../shared/list-query.js';
 import { softDelete } from '../../shared/tenant-table.js';
