@@ -86,6 +86,10 @@ async function buildZodApp(deps: AppDeps) {
   if (config.NODE_ENV === 'production' && !config.PUBLIC_BASE_URL) {
     app.log.warn('PUBLIC_BASE_URL is not set: absolute links are built from the Host header of each request; set it in production');
   }
+  if (config.NODE_ENV === 'production' && !config.PHOTO_URL_SECRET) {
+    // A per-process secret: share links die on restart and links signed by one instance fail on another.
+    app.log.warn('PHOTO_URL_SECRET is not set: photo and share links are signed with a per-process secret; set the same value on every instance');
+  }
 
   const usage = new UsageMeter(
     database.db,

@@ -146,7 +146,7 @@ describe('configuration refused at start', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
   });
 
-  it('warns at start in production when PUBLIC_BASE_URL is unset', async () => {
+  it('warns at start in production when PUBLIC_BASE_URL or PHOTO_URL_SECRET is unset', async () => {
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk, _encoding, callback) {
@@ -155,19 +155,21 @@ describe('configuration refused at start', () => {
       },
     });
     const production = await buildApp({
-      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: undefined },
+      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: undefined, PHOTO_URL_SECRET: undefined },
       database: ctx.database,
       logger: { level: 'warn', stream },
     });
     await production.close();
     expect(lines.join('')).toMatch(/PUBLIC_BASE_URL is not set/);
+    expect(lines.join('')).toMatch(/PHOTO_URL_SECRET is not set/);
     const configured = await buildApp({
-      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com' },
+      config: { ...ctx.config, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com', PHOTO_URL_SECRET: 'shared-secret' },
       database: ctx.database,
       logger: { level: 'warn', stream },
     });
     await configured.close();
     expect(lines.join('').match(/PUBLIC_BASE_URL is not set/g)).toHaveLength(1);
+    expect(lines.join('').match(/PHOTO_URL_SECRET is not set/g)).toHaveLength(1);
   });
 });
 
