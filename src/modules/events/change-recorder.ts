@@ -8,7 +8,6 @@ import { findRow, type TenantTable } from '../../shared/tenant-table.js';
 import { insertEventsWithDeliveries, type NewEvent } from './events.repository.js';
 import type { EventType, ObjectType } from './events.schemas.js';
 
-
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
   photoLinks?: unknown;
