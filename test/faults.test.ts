@@ -251,7 +251,8 @@ describe.skipIf(!testDb.url)('statement timeout', () => {
       DATA_DIR: 'memory://',
       DATABASE_URL: real,
       DATABASE_POOL_SIZE: '2',
-      STATEMENT_TIMEOUT_MS: '50',
+      // Long enough that ordinary statements on a loaded CI machine finish; far below the 2 s sleeps.
+      STATEMENT_TIMEOUT_MS: '400',
     });
     const database = await createDatabase(config);
     const app = await buildApp({ config, database });
@@ -278,7 +279,7 @@ describe.skipIf(!testDb.url)('statement timeout', () => {
     });
 
     const setting = await app.inject({ method: 'GET', url: '/__setting' });
-    expect(setting.json()).toEqual({ value: '50ms' });
+    expect(setting.json()).toEqual({ value: '400ms' });
 
     for (const url of ['/__sleep', '/__sleep-in-transaction', '/__sleep']) {
       const { value, ms } = await timed(() => app.inject({ method: 'GET', url }));
