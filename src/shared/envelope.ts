@@ -1,9 +1,26 @@
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ERROR_STATUS } from '../errors.js';
 
 /** The success envelope: {success: true, data}. */
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
+}
+
+/** The start of every success envelope's JSON text, up to its data. */
+export const OK_JSON_HEAD = '{"success":true,"data":';
+
+/** The success envelope around data that is already JSON text: the answer is written without a serializer. */
+export function okJson(dataJson: string): string {
+  return `${OK_JSON_HEAD}${dataJson}}`;
+}
+
+/**
+ * Sends JSON text as it is (fastify sends a string with a JSON content type without serializing it).
+ * For answers assembled from stored JSON text, which the route's response schema documents.
+ */
+export function sendJson(reply: FastifyReply, json: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(json);
 }
 
 export interface Pagination {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
+import { OK_JSON_HEAD } from './envelope.js';
 
 /**
  * The strong ETag of a record: a hash of its JSON exactly as the API answers it (`data` of the envelope).
@@ -14,16 +15,14 @@ export function etagOfJson(json: string): string {
   return `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
 }
 
-const ENVELOPE_HEAD = '{"success":true,"data":';
-
 /**
  * The JSON text of `data` in a serialized success envelope, or undefined for anything else. ok() builds
- * `{success: true, data}`, and JSON.stringify of that is exactly ENVELOPE_HEAD + JSON.stringify(data) + '}',
+ * `{success: true, data}`, and JSON.stringify of that is exactly OK_JSON_HEAD + JSON.stringify(data) + '}',
  * so etagOfJson of this slice equals etagOf(data).
  */
 export function envelopeDataJson(payload: string): string | undefined {
-  if (!payload.startsWith(ENVELOPE_HEAD) || !payload.endsWith('}')) return undefined;
-  return payload.slice(ENVELOPE_HEAD.length, -1);
+  if (!payload.startsWith(OK_JSON_HEAD) || !payload.endsWith('}')) return undefined;
+  return payload.slice(OK_JSON_HEAD.length, -1);
 }
 
 /** A parsed If-Match / If-None-Match header: `*` or the listed entity tags (weak ones keep their W/). */

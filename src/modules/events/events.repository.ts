@@ -1,6 +1,8 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, webhookDeliveries } from '../../db/schema/index.js';
+import { prepared, unmappedRows } from '../../db/perf/prepared.js';
+import type { EventRowFields } from './event.mapper.js';
 
 export interface NewEvent {
   companyId: string;
@@ -67,52 +69,122 @@ const eventColumns = {
   objectType: events.objectType,
   objectUuid: events.objectUuid,
   createdAt: events.createdAt,
-  data: events.data,
+  // As stored: the feed places it in its answer without parsing it (toEventJson).
+  dataJson: sql<string>`${events.data}::text`.as('data_json'),
 };
-export type EventRow = { uuid: string; type: string; objectType: string; objectUuid: string; createdAt: Date; data: unknown };
+export type EventRow = EventRowFields;
 
-/** A feed position: the writing transaction's id and the event's sequence within the table. */
-export interface FeedPosition {
-  txid: string;
-  seq: number;
-  createdAt: Date;
-}
-
-/** The feed position of one of the company's events, or null. */
-export async function findFeedPosition(db: Db, companyId: string, uuid: string): Promise<FeedPosition | null> {
-  const [row] = await db
-    .select({ txid: sql<string>`${events.txid}::text`, seq: events.seq, createdAt: events.createdAt })
-    .from(events)
-    .where(and(eq(events.companyId, companyId), eq(events.uuid, uuid)))
-    .limit(1);
-  return row ? { txid: row.txid, seq: Number(row.seq), createdAt: row.createdAt } : null;
+/** Filters of a feed page besides its position. */
+export interface FeedFilters {
+  types?: readonly string[];
+  objectUuid?: string;
+  limit: number;
 }
 
 /**
- * A page of the feed in (txid, seq) order. Only events of transactions older than every transaction
- * still running are visible: a transaction that started earlier but commits later can then never
- * place an event before one a reader has already passed.
+ * The feed's visible, filtered events of a company. Only events of transactions older than every
+ * transaction still running are visible: a transaction that started earlier but commits later can then
+ * never place an event before one a reader has already passed. Values are placeholders: the statements
+ * are prepared once per filter shape.
  */
-export function selectFeedPage(
-  db: Db,
-  companyId: string,
-  options: { after: FeedPosition | null; types?: readonly string[]; objectUuid?: string; limit: number },
-): Promise<EventRow[]> {
-  const { after } = options;
-  return db
-    .select(eventColumns)
-    .from(events)
-    .where(
-      and(
-        eq(events.companyId, companyId),
-        sql`${events.txid} < pg_snapshot_xmin(pg_current_snapshot())`,
-        after ? sql`(${events.txid}, ${events.seq}) > (${after.txid}::xid8, ${after.seq}::bigint)` : undefined,
-        options.types ? inArray(events.type, [...options.types]) : undefined,
-        options.objectUuid ? eq(events.objectUuid, options.objectUuid) : undefined,
-      ),
-    )
-    .orderBy(asc(events.txid), asc(events.seq))
-    .limit(options.limit) as Promise<EventRow[]>;
+function feedConditions(filters: FeedFilters): SQL {
+  return and(
+    eq(events.companyId, sql.placeholder('companyId')),
+    sql`${events.txid} < pg_snapshot_xmin(pg_current_snapshot())`,
+    filters.types ? sql`${events.type} = any(${sql.placeholder('types')}::text[])` : undefined,
+    filters.objectUuid ? eq(events.objectUuid, sql.placeholder('objectUuid')) : undefined,
+  ) as SQL;
+}
+
+const shapeOf = (filters: FeedFilters) => `${filters.types ? 't' : ''}${filters.objectUuid ? 'o' : ''}`;
+
+function feedParams(companyId: string, filters: FeedFilters) {
+  return { companyId, types: filters.types ? [...filters.types] : undefined, objectUuid: filters.objectUuid, limit: filters.limit };
+}
+
+/** The first page of the feed in (txid, seq) order. */
+export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<EventRow[]> {
+  const statement = prepared(db, `events_feed_${shapeOf(filters)}`, () =>
+    db
+      .select(eventColumns)
+      .from(events)
+      .where(feedConditions(filters))
+      .orderBy(asc(events.txid), asc(events.seq))
+      .limit(sql.placeholder('limit')),
+  );
+  return (await statement.execute(feedParams(companyId, filters))) as EventRow[];
+}
+
+/** A page that follows an event: its creation time (null when it is not an event of the company) and the page. */
+export interface FeedPageAfter {
+  afterCreatedAt: Date | null;
+  rows: EventRow[];
+}
+
+/** A row of the page-after statement as the driver answers it (the event's columns are null on an empty page). */
+interface FeedRowAfter {
+  after_created_at: Date | string;
+  uuid: string | null;
+  type: string;
+  object_type: string;
+  object_uuid: string;
+  created_at: Date | string;
+  data_json: string;
+}
+
+/**
+ * The page of the feed after one of the company's events, in one statement: the event's position
+ * (txid, seq) is looked up and the page read from the feed index right after it. The page is the
+ * hottest wide read of the feed: its rows skip the ORM's per-cell mapping.
+ */
+export async function selectFeedPageAfter(db: Db, companyId: string, afterUuid: string, filters: FeedFilters): Promise<FeedPageAfter> {
+  const statement = prepared(db, `events_feed_after_${shapeOf(filters)}`, () => {
+    const afterEvent = db.$with('after_event').as(
+      db
+        .select({
+          txid: sql<string>`${events.txid}`.as('after_txid'),
+          seq: sql<number>`${events.seq}`.as('after_seq'),
+          createdAt: sql<Date>`${events.createdAt}`.as('after_created_at'),
+        })
+        .from(events)
+        .where(and(eq(events.companyId, sql.placeholder('companyId')), eq(events.uuid, sql.placeholder('after')))),
+    );
+    const page = db
+      .select(eventColumns)
+      .from(events)
+      .where(and(feedConditions(filters), sql`(${events.txid}, ${events.seq}) > (${afterEvent.txid}, ${afterEvent.seq})`))
+      .orderBy(asc(events.txid), asc(events.seq))
+      .limit(sql.placeholder('limit'))
+      .as('page');
+    return db
+      .with(afterEvent)
+      .select({
+        afterCreatedAt: afterEvent.createdAt,
+        uuid: page.uuid,
+        type: page.type,
+        objectType: page.objectType,
+        objectUuid: page.objectUuid,
+        createdAt: page.createdAt,
+        dataJson: page.dataJson,
+      })
+      .from(afterEvent)
+      .leftJoinLateral(page, sql`true`);
+  });
+  const rows = (await unmappedRows(statement, { ...feedParams(companyId, filters), after: afterUuid })) as FeedRowAfter[];
+  if (rows.length === 0) return { afterCreatedAt: null, rows: [] };
+  const feed: EventRow[] = [];
+  for (const row of rows) {
+    if (row.uuid === null) continue;
+    feed.push({
+      uuid: row.uuid,
+      type: row.type,
+      objectType: row.object_type,
+      objectUuid: row.object_uuid,
+      createdAt: row.created_at,
+      dataJson: row.data_json,
+    });
+  }
+  return { afterCreatedAt: new Date(rows[0]!.after_created_at), rows: feed };
 }
 
 export async function findEvent(db: Db, companyId: string, uuid: string): Promise<EventRow | null> {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SECURITY, UuidParams } from '../../shared/crud-routes.js';
-import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
+import { errorResponses, okJson, okSchema, sendJson } from '../../shared/envelope.js';
 import { EventRecord, EventsPage, ListEventsQuery } from './events.schemas.js';
 import { getEvent, listEvents } from './events.service.js';
 
@@ -30,8 +30,10 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
         response: { 200: okSchema(EventsPage), ...errorResponses() },
       },
     },
-    async (request) =>
-      ok(await listEvents(db(), request.principal.companyId, request.query, app.deps.config.EVENT_RETENTION_DAYS)),
+    async (request, reply) => {
+      const page = await listEvents(db(), request.principal.companyId, request.query, app.deps.config.EVENT_RETENTION_DAYS);
+      return sendJson(reply, okJson(`{"events":[${page.events.join(',')}],"has_more":${page.hasMore}}`));
+    },
   );
 
   app.get(
@@ -48,6 +50,6 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
         response: { 200: okSchema(EventRecord), ...errorResponses(404) },
       },
     },
-    async (request) => ok(await getEvent(db(), request.principal.companyId, request.params.uuid)),
+    async (request, reply) => sendJson(reply, okJson(await getEvent(db(), request.principal.companyId, request.params.uuid))),
   );
 };

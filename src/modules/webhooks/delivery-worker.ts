@@ -158,14 +158,14 @@ export class DeliveryWorker {
     try {
       const url = new URL(delivery.url);
       const target = await abortable(resolveSafeAddress(url, this.policy), signal);
-      const body = JSON.stringify(toEventJson({
+      const body = toEventJson({
         uuid: delivery.eventUuid,
         type: delivery.eventType,
         objectType: delivery.objectType,
         objectUuid: delivery.objectUuid,
-        data: delivery.eventData,
+        dataJson: delivery.eventDataJson,
         createdAt: delivery.eventCreatedAt,
-      }));
+      });
       const timestamp = Math.floor(Date.now() / 1000);
       const status = await postWebhook({
         url,

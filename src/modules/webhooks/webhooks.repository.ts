@@ -122,7 +122,8 @@ export interface ClaimedDelivery {
   eventType: string;
   objectType: string;
   objectUuid: string;
-  eventData: unknown;
+  /** The event's stored data as JSON text. */
+  eventDataJson: string;
   eventCreatedAt: Date | string;
 }
 
@@ -139,7 +140,7 @@ interface ClaimRow {
   event_type: string;
   object_type: string;
   object_uuid: string;
-  event_data: unknown;
+  event_data: string;
   event_created_at: Date | string;
 }
 
@@ -170,7 +171,7 @@ export async function claimDueDeliveries(db: Db, limit: number, leaseMs: number)
     returning delivery.company_id, delivery.uuid, delivery.attempts, delivery.endpoint_uuid,
       endpoint.url, endpoint.secret, endpoint.deleted_at is null as endpoint_live, endpoint.enabled as endpoint_enabled,
       event.uuid as event_uuid, event.type as event_type, event.object_type, event.object_uuid,
-      event.data as event_data, event.created_at as event_created_at
+      event.data::text as event_data, event.created_at as event_created_at
   `);
   const rows = (result as unknown as { rows: ClaimRow[] }).rows;
   return rows.map((row) => ({
@@ -186,7 +187,7 @@ export async function claimDueDeliveries(db: Db, limit: number, leaseMs: number)
     eventType: row.event_type,
     objectType: row.object_type,
     objectUuid: row.object_uuid,
-    eventData: typeof row.event_data === 'string' ? JSON.parse(row.event_data) : row.event_data,
+    eventDataJson: row.event_data,
     eventCreatedAt: row.event_created_at,
   }));
 }
