@@ -1,8 +1,8 @@
 import type { CompanyRow } from './companies.repository.js';
-import type { CompanyRecord } from './companies.schemas.js';
+import type { CompanyResponse } from './companies.schemas.js';
 
 /** The company as the API answers it: add-ons, the request limit and timestamps stay internal. */
-export function toCompanyResponse(row: CompanyRow): CompanyRecord {
+export function toCompanyResponse(row: CompanyRow): CompanyResponse {
   return {
     uuid: row.uuid,
     name: row.name,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
-import { CompanyRecord } from './companies.schemas.js';
+import { CompanyResponse } from './companies.schemas.js';
 import { getCompany } from './companies.service.js';
 
 export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -16,7 +16,7 @@ export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'The company of the API key',
         security: SECURITY,
         querystring: z.strictObject({}),
-        response: { 200: okSchema(CompanyRecord), ...errorResponses(404) },
+        response: { 200: okSchema(CompanyResponse), ...errorResponses(404) },
       },
     },
     async (request) => ok(await getCompany(app.deps.database.db, request.principal.companyId)),

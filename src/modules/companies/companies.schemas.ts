@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nullableString } from '../../shared/formats.js';
 
-export const CompanyRecord = z
+export const CompanyResponse = z
   .object({
     uuid: z.string(),
     name: z.string(),
@@ -15,4 +15,4 @@ export const CompanyRecord = z
     country: nullableString.describe('Country code.'),
   })
   .meta({ id: 'Company' });
-export type CompanyRecord = z.infer<typeof CompanyRecord>;
+export type CompanyResponse = z.infer<typeof CompanyResponse>;

@@ -1,8 +1,8 @@
 import type { CustomerRow } from './customers.repository.js';
-import type { CustomerRecord } from './customers.schemas.js';
+import type { CustomerResponse } from './customers.schemas.js';
 
 /** A customer row as the API answers it; the field order is the JSON order (ETags hash it). */
-export function toCustomerResponse(row: CustomerRow): CustomerRecord {
+export function toCustomerResponse(row: CustomerRow): CustomerResponse {
   return {
     uuid: row.uuid,
     first_name: row.firstName,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { registerCrudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateCustomerBody,
-  CustomerRecord,
+  CustomerResponse,
   ListCustomersQuery,
   UpdateCustomerBody,
 } from './customers.schemas.js';
@@ -14,8 +14,8 @@ export const customerRoutes: FastifyPluginAsync = async (app) => {
     tag: 'Customers',
     noun: 'Customer',
     plural: 'customers',
-    listItem: CustomerRecord,
-    record: CustomerRecord,
+    listItem: CustomerResponse,
+    record: CustomerResponse,
     createBody: CreateCustomerBody,
     updateBody: UpdateCustomerBody,
     listQuery: ListCustomersQuery,

@@ -56,7 +56,7 @@ export const ListCustomersQuery = z.strictObject({
 });
 export type ListCustomersQuery = z.infer<typeof ListCustomersQuery>;
 
-export const CustomerRecord = z
+export const CustomerResponse = z
   .object({
     uuid: z.string(),
     first_name: z.string(),
@@ -85,7 +85,7 @@ export const CustomerRecord = z
     deleted_at: timestampOutput.nullable(),
   })
   .meta({ id: 'Customer' });
-export type CustomerRecord = z.infer<typeof CustomerRecord>;
+export type CustomerResponse = z.infer<typeof CustomerResponse>;
 
 /** The customer embedded in listed estimates, invoices and payments. */
-export const CustomerEmbed = CustomerRecord.pick({ uuid: true, first_name: true, last_name: true });
+export const CustomerEmbed = CustomerResponse.pick({ uuid: true, first_name: true, last_name: true });

@@ -11,7 +11,7 @@ import { toCustomerResponse } from './customers.mapper.js';
 import * as repository from './customers.repository.js';
 import type {
   CreateCustomerBody,
-  CustomerRecord,
+  CustomerResponse,
   ListCustomersQuery,
   UpdateCustomerBody,
 } from './customers.schemas.js';
@@ -39,7 +39,7 @@ async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
     // The inserted row is the record a GET would read: no second read.
     changes.created('customer', uuid, toCustomerResponse(row));
     changes.answer('customer', uuid);
-  })) as CustomerRecord;
+  })) as CustomerResponse;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBody) {
@@ -48,7 +48,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBo
     await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
     await repository.updateCustomer(changes.tx, actor.companyId, uuid, bodyToColumns(body));
     changes.answer('customer', uuid);
-  })) as CustomerRecord;
+  })) as CustomerResponse;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -58,7 +58,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const customersService: CrudService<CustomerRecord, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
+export const customersService: CrudService<CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
   list,
   get,
   create,

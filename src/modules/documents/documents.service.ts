@@ -5,17 +5,17 @@ import type { Actor } from '../../auth/principal.js';
 import type { UrlSigner } from '../../storage/url-signer.js';
 import { getCompany } from '../companies/companies.service.js';
 import { customersService } from '../customers/customers.service.js';
-import type { CustomerRecord } from '../customers/customers.schemas.js';
+import type { CustomerResponse } from '../customers/customers.schemas.js';
 import { readEstimate, updateEstimateWithAnswer } from '../estimates/estimates.service.js';
-import type { EstimateRecord, UpdateEstimateBody } from '../estimates/estimates.schemas.js';
+import type { EstimateResponse, UpdateEstimateBody } from '../estimates/estimates.schemas.js';
 import { lockInvoice } from '../invoices/invoice-settlement.js';
 import { getInvoice, invoicesService } from '../invoices/invoices.service.js';
-import type { InvoiceRecord } from '../invoices/invoices.schemas.js';
+import type { InvoiceResponse } from '../invoices/invoices.schemas.js';
 import { lockJob } from '../jobs/jobs.repository.js';
 import { jobsService } from '../jobs/jobs.service.js';
 import type { JobListItem } from '../jobs/jobs.schemas.js';
 import { findTemplate } from '../templates/templates.repository.js';
-import type { TemplateRecord } from '../templates/templates.schemas.js';
+import type { TemplateResponse } from '../templates/templates.schemas.js';
 import { toTemplateResponse } from '../templates/templates.mapper.js';
 import { addressLines, cityLine } from './document-format.js';
 import { findEstimateSignature } from './documents.repository.js';
@@ -53,14 +53,14 @@ interface DocumentParties {
 
 export interface EstimateDocument extends DocumentParties {
   kind: 'estimate';
-  estimate: EstimateRecord;
-  template: TemplateRecord;
+  estimate: EstimateResponse;
+  template: TemplateResponse;
   signature: { name: string; signedAt: Date | null } | null;
 }
 
 export interface InvoiceDocument extends DocumentParties {
   kind: 'invoice';
-  invoice: InvoiceRecord;
+  invoice: InvoiceResponse;
   jobTitle: string | null;
 }
 
@@ -76,13 +76,13 @@ export interface LinkContext {
 /** Statuses from which sending an estimate moves its job to Estimate Sent. */
 const JOB_STATUSES_BEFORE_ESTIMATE: ReadonlySet<string> = new Set(['New', 'Contacted', 'Scheduled']);
 
-function customerName(customer: CustomerRecord): string {
+function customerName(customer: CustomerResponse): string {
   const person = `${customer.first_name} ${customer.last_name}`.trim();
   return customer.company_name ? `${person} (${customer.company_name})` : person;
 }
 
 /** The job's service address when it has one, else the customer's physical address. */
-function serviceAddress(customer: CustomerRecord, job: JobListItem | null): string[] {
+function serviceAddress(customer: CustomerResponse, job: JobListItem | null): string[] {
   if (job?.service_address1) {
     return addressLines(job.service_address1, job.service_address2, cityLine(job.service_city, job.service_state, job.service_zip));
   }

@@ -2,7 +2,7 @@ import { fromCents, moneyOut, toCents } from '../../shared/money.js';
 import type { PricingType } from '../templates/templates.schemas.js';
 import { ADJUSTABLE_AMOUNTS, type Adjustments } from './estimate-pricing.js';
 import type { EstimateDetail, EstimateRow, EstimateWithCustomer } from './estimates.repository.js';
-import type { EstimateListItem, EstimateRecord } from './estimates.schemas.js';
+import type { EstimateListItem, EstimateResponse } from './estimates.schemas.js';
 
 /** Adjustments as stored (exact decimal strings) or as given, to the JSON numbers the API shows. */
 export function adjustmentsOut(adjustments: Adjustments | null): Record<string, number> | null {
@@ -60,7 +60,7 @@ export function toEstimateListItem({ estimate, customer }: EstimateWithCustomer)
 }
 
 /** An estimate as its GET answers it: the list item plus its job, template and location. */
-export function toEstimateResponse(detail: EstimateDetail): EstimateRecord {
+export function toEstimateResponse(detail: EstimateDetail): EstimateResponse {
   const { job, template, location } = detail;
   return {
     ...toEstimateListItem(detail),

@@ -152,7 +152,7 @@ const estimateFields = {
 export const EstimateListItem = z.object(estimateFields).meta({ id: 'EstimateListItem' });
 export type EstimateListItem = z.infer<typeof EstimateListItem>;
 
-export const EstimateRecord = z
+export const EstimateResponse = z
   .object({
     ...estimateFields,
     job: EmbeddedJob.nullable(),
@@ -160,7 +160,7 @@ export const EstimateRecord = z
     location: EmbeddedLocation.nullable(),
   })
   .meta({ id: 'Estimate' });
-export type EstimateRecord = z.infer<typeof EstimateRecord>;
+export type EstimateResponse = z.infer<typeof EstimateResponse>;
 
 const AmountsOutput = z.object({
   base_amount: moneyOutput(299),

@@ -27,7 +27,7 @@ import type {
   CreateEstimateBody,
   EstimateListItem,
   EstimatePreview,
-  EstimateRecord,
+  EstimateResponse,
   ListEstimatesQuery,
   PreviewEstimateBody,
   UpdateEstimateBody,
@@ -100,7 +100,7 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
 }
 
 /** One estimate as its GET answers it (also what its documents show). */
-export async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateRecord> {
+export async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateResponse> {
   const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
   if (!detail) throw notFound('Estimate');
   return toEstimateResponse(detail);
@@ -142,7 +142,7 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
     });
     changes.created('estimate', uuid);
     changes.answer('estimate', uuid);
-  })) as EstimateRecord;
+  })) as EstimateResponse;
 }
 
 /** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */
@@ -179,7 +179,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     const amounts = await repricedAmounts(tx, existing, body);
     await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts, ...answer?.signature });
     changes.answer('estimate', uuid);
-  })) as EstimateRecord;
+  })) as EstimateResponse;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { SECURITY, UuidParams } from '../../shared/crud-routes.js';
 import { errorResponses, okJson, okSchema, sendJson } from '../../shared/envelope.js';
-import { EventRecord, EventsPage, ListEventsQuery } from './events.schemas.js';
+import { EventResponse, EventsPage, ListEventsQuery } from './events.schemas.js';
 import { getEvent, listEvents } from './events.service.js';
 
 const TAG = 'Events';
@@ -47,7 +47,7 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
         description: 'One event of the company; 404 when unknown, another company\'s or no longer kept.',
         security: SECURITY,
         params: UuidParams,
-        response: { 200: okSchema(EventRecord), ...errorResponses(404) },
+        response: { 200: okSchema(EventResponse), ...errorResponses(404) },
       },
     },
     async (request, reply) => sendJson(reply, okJson(await getEvent(db(), request.principal.companyId, request.params.uuid))),

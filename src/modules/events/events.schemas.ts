@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { pageSize } from '../../shared/list-query.js';
 import { timestampOutput, uuidString } from '../../shared/formats.js';
-import { CustomerRecord } from '../customers/customers.schemas.js';
-import { EstimateRecord } from '../estimates/estimates.schemas.js';
-import { InvoiceRecord } from '../invoices/invoices.schemas.js';
-import { JobPhotoRecord } from '../job-photos/job-photos.schemas.js';
-import { JobRecord } from '../jobs/jobs.schemas.js';
-import { LocationRecord } from '../locations/locations.schemas.js';
-import { PaymentRecord } from '../payments/payments.schemas.js';
-import { TemplateRecord } from '../templates/templates.schemas.js';
+import { CustomerResponse } from '../customers/customers.schemas.js';
+import { EstimateResponse } from '../estimates/estimates.schemas.js';
+import { InvoiceResponse } from '../invoices/invoices.schemas.js';
+import { JobPhotoResponse } from '../job-photos/job-photos.schemas.js';
+import { JobResponse } from '../jobs/jobs.schemas.js';
+import { LocationResponse } from '../locations/locations.schemas.js';
+import { PaymentResponse } from '../payments/payments.schemas.js';
+import { TemplateResponse } from '../templates/templates.schemas.js';
 
 /** The objects whose changes are recorded (DECISIONS §9.1). */
 export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
@@ -18,14 +18,14 @@ export type EventType = `${ObjectType}.${(typeof EVENT_ACTIONS)[number]}`;
 export const EVENT_TYPES = OBJECT_TYPES.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}` as EventType));
 
 const RECORDS = {
-  location: LocationRecord,
-  customer: CustomerRecord,
-  job: JobRecord,
-  job_photo: JobPhotoRecord,
-  template: TemplateRecord,
-  estimate: EstimateRecord,
-  invoice: InvoiceRecord,
-  payment: PaymentRecord,
+  location: LocationResponse,
+  customer: CustomerResponse,
+  job: JobResponse,
+  job_photo: JobPhotoResponse,
+  template: TemplateResponse,
+  estimate: EstimateResponse,
+  invoice: InvoiceResponse,
+  payment: PaymentResponse,
 } as const satisfies Record<ObjectType, z.ZodType>;
 
 const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
@@ -51,14 +51,14 @@ function eventSchema<T extends ObjectType>(objectType: T) {
     .meta({ id: `${pascal(objectType)}Event` });
 }
 
-export const EventRecord = z
+export const EventResponse = z
   .discriminatedUnion(
     'object_type',
     OBJECT_TYPES.map((type) => eventSchema(type)) as unknown as [ReturnType<typeof eventSchema>, ...Array<ReturnType<typeof eventSchema>>],
   )
   .meta({ id: 'Event', description: 'One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type.' });
 
-export type EventRecord = z.infer<typeof EventRecord>;
+export type EventResponse = z.infer<typeof EventResponse>;
 
 const eventTypeList = z
   .string()
@@ -82,6 +82,6 @@ export const ListEventsQuery = z.strictObject({
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 
 export const EventsPage = z.object({
-  events: z.array(EventRecord).describe('Feed order, oldest first.'),
+  events: z.array(EventResponse).describe('Feed order, oldest first.'),
   has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
 });

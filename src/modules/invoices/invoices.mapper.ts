@@ -1,7 +1,7 @@
 import { moneyOut } from '../../shared/money.js';
 import type { InvoiceStatus } from './invoice-status.js';
 import type { InvoiceDetailRow, InvoiceListRow } from './invoices.repository.js';
-import type { InvoiceListItem, InvoiceRecord } from './invoices.schemas.js';
+import type { InvoiceListItem, InvoiceResponse } from './invoices.schemas.js';
 
 /**
  * The invoice's own fields; the field order is the JSON order (ETags hash it). The status shown is the
@@ -45,7 +45,7 @@ export function toInvoiceListItem({ invoice, shownStatus, customer }: InvoiceLis
 }
 
 /** An invoice as its GET answers it: with its customer, job, estimate and location. */
-export function toInvoiceResponse(row: InvoiceDetailRow): InvoiceRecord {
+export function toInvoiceResponse(row: InvoiceDetailRow): InvoiceResponse {
   const { invoice, shownStatus, customer, job, estimate, location } = row;
   return {
     ...invoiceFields(invoice, shownStatus),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CustomerEmbed, CustomerRecord } from '../customers/customers.schemas.js';
+import { CustomerEmbed, CustomerResponse } from '../customers/customers.schemas.js';
 import { calendarDate, longText, moneyInput, nullableString, percentInput, positivePercentInput, quantityInput, shortText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { INVOICE_TYPES } from './invoice-pricing.js';
@@ -159,16 +159,16 @@ export const InvoiceListItem = z
   .meta({ id: 'InvoiceListItem' });
 export type InvoiceListItem = z.infer<typeof InvoiceListItem>;
 
-export const InvoiceRecord = z
+export const InvoiceResponse = z
   .object({
     ...invoiceFields,
-    customer: CustomerRecord.pick({ uuid: true, first_name: true, last_name: true, email: true }),
+    customer: CustomerResponse.pick({ uuid: true, first_name: true, last_name: true, email: true }),
     job: z.object({ uuid: z.string(), title: z.string(), status: z.string() }).nullable(),
     estimate: z.object({ uuid: z.string(), estimate_number: nullableString, status: z.string() }).nullable(),
     location: z.object({ uuid: z.string(), name: z.string() }).nullable(),
   })
   .meta({ id: 'Invoice' });
-export type InvoiceRecord = z.infer<typeof InvoiceRecord>;
+export type InvoiceResponse = z.infer<typeof InvoiceResponse>;
 
 export const InvoicePreview = z
   .object({

@@ -25,7 +25,7 @@ import type {
   CreateInvoiceBody,
   InvoiceListItem,
   InvoicePreview,
-  InvoiceRecord,
+  InvoiceResponse,
   ListInvoicesQuery,
   PreviewInvoiceBody,
   UpdateInvoiceBody,
@@ -128,7 +128,7 @@ async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
 }
 
 /** One invoice as its GET answers it (also what its documents show). */
-export async function getInvoice(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceRecord> {
+export async function getInvoice(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceResponse> {
   const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Invoice');
   return toInvoiceResponse(row);
@@ -179,7 +179,7 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     });
     changes.created('invoice', uuid);
     changes.answer('invoice', uuid);
-  })) as InvoiceRecord;
+  })) as InvoiceResponse;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {
@@ -202,7 +202,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
     if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
     await settleInvoice(changes, current, status);
     changes.answer('invoice', uuid);
-  })) as InvoiceRecord;
+  })) as InvoiceResponse;
 }
 
 /** Re-prices an invoice whose amount inputs change; its payments stay, so the total may not fall below them. */
@@ -233,7 +233,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const invoicesService: CrudService<InvoiceRecord | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
+export const invoicesService: CrudService<InvoiceResponse | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
   list,
   get: getInvoice,
   create,

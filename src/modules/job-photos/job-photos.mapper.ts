@@ -1,11 +1,11 @@
 import type { JobPhotoWithUser } from './job-photos.repository.js';
-import type { JobPhotoRecord } from './job-photos.schemas.js';
+import type { JobPhotoResponse } from './job-photos.schemas.js';
 
 /**
  * A photo as the API answers it, given the link to its file (the storage key stays internal). The
  * field order is the JSON order (ETags hash it).
  */
-export function toJobPhotoResponse({ photo, user }: JobPhotoWithUser, photoUrl: string): JobPhotoRecord {
+export function toJobPhotoResponse({ photo, user }: JobPhotoWithUser, photoUrl: string): JobPhotoResponse {
   return {
     uuid: photo.uuid,
     job_uuid: photo.jobUuid,

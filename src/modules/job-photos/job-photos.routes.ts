@@ -13,7 +13,7 @@ import type { LinkOptions } from '../../storage/storage.js';
 import {
   FILE_FIELDS,
   JobPhotoParams,
-  JobPhotoRecord,
+  JobPhotoResponse,
   JobPhotosParams,
   ListJobPhotosQuery,
   UploadFields,
@@ -123,7 +123,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
         security: SECURITY,
         params: JobPhotosParams,
         querystring: ListJobPhotosQuery,
-        response: { 200: listSchema('photos', JobPhotoRecord), ...errorResponses(404) },
+        response: { 200: listSchema('photos', JobPhotoResponse), ...errorResponses(404) },
       },
     },
     async (request) => {
@@ -144,7 +144,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
         security: SECURITY,
         params: JobPhotoParams,
         querystring: GetQuery,
-        response: { 200: okSchema(JobPhotoRecord), ...errorResponses(404) },
+        response: { 200: okSchema(JobPhotoResponse), ...errorResponses(404) },
       },
     },
     async (request) => {

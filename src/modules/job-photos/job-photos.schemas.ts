@@ -48,7 +48,7 @@ export const UploadPhotosForm = z.strictObject({
 
 export const PhotoUserEmbed = UserEmbed.meta({ id: 'PhotoUser' });
 
-export const JobPhotoRecord = z
+export const JobPhotoResponse = z
   .object({
     uuid: z.string(),
     job_uuid: z.string(),
@@ -66,7 +66,7 @@ export const JobPhotoRecord = z
     user: PhotoUserEmbed.nullable(),
   })
   .meta({ id: 'JobPhoto' });
-export type JobPhotoRecord = z.infer<typeof JobPhotoRecord>;
+export type JobPhotoResponse = z.infer<typeof JobPhotoResponse>;
 
 export const UploadedPhoto = z
   .object({

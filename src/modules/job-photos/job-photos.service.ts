@@ -11,7 +11,7 @@ import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import { toJobPhotoResponse } from './job-photos.mapper.js';
 import * as repository from './job-photos.repository.js';
-import type { JobPhotoRecord, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
+import type { JobPhotoResponse, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
 
 /** What reading a photo needs besides the database: the storage and how to build its links. */
 export interface PhotoLinks {
@@ -29,7 +29,7 @@ export async function requireLiveJob(db: Db, companyId: string, jobUuid: string)
   if (!(await liveJobExists(db, companyId, jobUuid))) throw notFound('Job');
 }
 
-async function toPhotoRecord(found: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoRecord> {
+async function toPhotoRecord(found: repository.JobPhotoWithUser, links: PhotoLinks): Promise<JobPhotoResponse> {
   return toJobPhotoResponse(found, await links.storage.url(found.photo.storageKey, links.link));
 }
 
@@ -39,7 +39,7 @@ export async function listPhotos(
   jobUuid: string,
   query: ListJobPhotosQuery,
   links: PhotoLinks,
-): Promise<Page<JobPhotoRecord>> {
+): Promise<Page<JobPhotoResponse>> {
   await requireLiveJob(db, companyId, jobUuid);
   const page = await repository.listPhotos(db, companyId, jobUuid, query);
   return { items: await Promise.all(page.items.map((item) => toPhotoRecord(item, links))), pagination: page.pagination };
@@ -52,7 +52,7 @@ export async function getPhoto(
   uuid: string,
   includeDeleted: boolean,
   links: PhotoLinks,
-): Promise<JobPhotoRecord> {
+): Promise<JobPhotoResponse> {
   await requireLiveJob(db, companyId, jobUuid);
   const found = await repository.findPhoto(db, companyId, jobUuid, uuid, includeDeleted);
   if (!found) throw notFound('Photo');

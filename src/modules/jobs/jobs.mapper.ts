@@ -1,6 +1,6 @@
 import { moneyOut } from '../../shared/money.js';
 import type { JobCustomerRow, JobRow, JobWithCustomer, JobWithRelations } from './jobs.repository.js';
-import type { JobCustomerEmbed, JobListItem, JobRecord } from './jobs.schemas.js';
+import type { JobCustomerEmbed, JobListItem, JobResponse } from './jobs.schemas.js';
 
 function toJobCustomerEmbed(row: JobCustomerRow): JobCustomerEmbed {
   return {
@@ -55,7 +55,7 @@ export function toJobListItem({ job, customer }: JobWithCustomer): JobListItem {
 }
 
 /** A job as its GET answers it: the list item plus its location and assigned user. */
-export function toJobResponse(found: JobWithRelations): JobRecord {
+export function toJobResponse(found: JobWithRelations): JobResponse {
   const { location, assignedUser } = found;
   return {
     ...toJobListItem(found),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { registerCrudRoutes } from '../../shared/crud-routes.js';
 import { JOB_STATUSES } from './job-lifecycle.js';
-import { CreateJobBody, JobListItem, JobRecord, ListJobsQuery, UpdateJobBody } from './jobs.schemas.js';
+import { CreateJobBody, JobListItem, JobResponse, ListJobsQuery, UpdateJobBody } from './jobs.schemas.js';
 import { jobsService } from './jobs.service.js';
 
 const STATUS_TIMESTAMPS =
@@ -15,7 +15,7 @@ export const jobRoutes: FastifyPluginAsync = async (app) => {
     noun: 'Job',
     plural: 'jobs',
     listItem: JobListItem,
-    record: JobRecord,
+    record: JobResponse,
     createBody: CreateJobBody,
     updateBody: UpdateJobBody,
     listQuery: ListJobsQuery,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CustomerRecord } from '../customers/customers.schemas.js';
+import { CustomerResponse } from '../customers/customers.schemas.js';
 import { UserEmbed } from '../users/users.schemas.js';
 import {
   calendarDate,
@@ -69,7 +69,7 @@ export const ListJobsQuery = z.strictObject({
 });
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
 
-export const JobCustomerEmbed = CustomerRecord.pick({
+export const JobCustomerEmbed = CustomerResponse.pick({
   uuid: true,
   first_name: true,
   last_name: true,
@@ -124,7 +124,7 @@ export const JobListItem = z.object(jobShape).meta({ id: 'JobListItem' });
 export type JobListItem = z.infer<typeof JobListItem>;
 
 /** A single job: the listed shape plus location and assigned user. */
-export const JobRecord = z
+export const JobResponse = z
   .object({ ...jobShape, location: JobLocationEmbed.nullable(), assigned_user: JobUserEmbed.nullable() })
   .meta({ id: 'Job' });
-export type JobRecord = z.infer<typeof JobRecord>;
+export type JobResponse = z.infer<typeof JobResponse>;

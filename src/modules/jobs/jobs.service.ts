@@ -13,7 +13,7 @@ import * as repository from './jobs.repository.js';
 import type {
   CreateJobBody,
   JobListItem,
-  JobRecord,
+  JobResponse,
   ListJobsQuery,
   UpdateJobBody,
 } from './jobs.schemas.js';
@@ -31,13 +31,13 @@ async function list(db: Db, companyId: string, query: ListJobsQuery) {
   return { items: page.items.map(toJobListItem), pagination: page.pagination };
 }
 
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<JobRecord> {
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<JobResponse> {
   const found = await repository.findJobWithRelations(db, companyId, uuid, includeDeleted);
   if (!found) throw notFound('Job');
   return toJobResponse(found);
 }
 
-async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRecord> {
+async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobResponse> {
   const uuid = uuidv7();
   return (await recordChanges(db, actor, async (changes) => {
     await requireReferences(changes.tx, actor.companyId, body);
@@ -50,10 +50,10 @@ async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRec
     });
     changes.created('job', uuid);
     changes.answer('job', uuid);
-  })) as JobRecord;
+  })) as JobResponse;
 }
 
-async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): Promise<JobRecord> {
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): Promise<JobResponse> {
   return (await recordChanges(db, actor, async (changes) => {
     const current = await changes.target<repository.JobRow>('job', uuid);
     await requireReferences(changes.tx, actor.companyId, body);
@@ -63,7 +63,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
       ...(body.status ? statusTimestamps(body.status, current) : {}),
     });
     changes.answer('job', uuid);
-  })) as JobRecord;
+  })) as JobResponse;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {

@@ -1,8 +1,8 @@
 import type { LocationRow } from './locations.repository.js';
-import type { LocationRecord } from './locations.schemas.js';
+import type { LocationResponse } from './locations.schemas.js';
 
 /** A location row as the API answers it; the field order is the JSON order (ETags hash it). */
-export function toLocationResponse(row: LocationRow): LocationRecord {
+export function toLocationResponse(row: LocationRow): LocationResponse {
   return {
     uuid: row.uuid,
     name: row.name,

@@ -3,7 +3,7 @@ import { registerCrudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateLocationBody,
   ListLocationsQuery,
-  LocationRecord,
+  LocationResponse,
   UpdateLocationBody,
 } from './locations.schemas.js';
 import { locationsService } from './locations.service.js';
@@ -14,8 +14,8 @@ export const locationRoutes: FastifyPluginAsync = async (app) => {
     tag: 'Locations',
     noun: 'Location',
     plural: 'locations',
-    listItem: LocationRecord,
-    record: LocationRecord,
+    listItem: LocationResponse,
+    record: LocationResponse,
     createBody: CreateLocationBody,
     updateBody: UpdateLocationBody,
     listQuery: ListLocationsQuery,

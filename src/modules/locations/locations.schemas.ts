@@ -44,7 +44,7 @@ export type UpdateLocationBody = z.infer<typeof UpdateLocationBody>;
 export const ListLocationsQuery = z.strictObject({ ...listQueryShape });
 export type ListLocationsQuery = z.infer<typeof ListLocationsQuery>;
 
-export const LocationRecord = z
+export const LocationResponse = z
   .object({
     uuid: z.string(),
     name: z.string(),
@@ -67,4 +67,4 @@ export const LocationRecord = z
     deleted_at: timestampOutput.nullable(),
   })
   .meta({ id: 'Location' });
-export type LocationRecord = z.infer<typeof LocationRecord>;
+export type LocationResponse = z.infer<typeof LocationResponse>;

@@ -11,7 +11,7 @@ import * as repository from './locations.repository.js';
 import type {
   CreateLocationBody,
   ListLocationsQuery,
-  LocationRecord,
+  LocationResponse,
   UpdateLocationBody,
 } from './locations.schemas.js';
 
@@ -47,7 +47,7 @@ async function create(db: Db, actor: Actor, body: CreateLocationBody) {
     });
     changes.created('location', uuid, toLocationResponse(row));
     changes.answer('location', uuid);
-  })) as LocationRecord;
+  })) as LocationResponse;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBody) {
@@ -58,7 +58,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBo
     if (body.is_primary) await takePrimary(changes, uuid);
     await repository.updateLocation(changes.tx, actor.companyId, uuid, bodyToColumns(body));
     changes.answer('location', uuid);
-  })) as LocationRecord;
+  })) as LocationResponse;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -74,7 +74,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const locationsService: CrudService<LocationRecord, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {
+export const locationsService: CrudService<LocationResponse, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {
   list,
   get,
   create,

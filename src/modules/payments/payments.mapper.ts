@@ -1,6 +1,6 @@
 import { moneyOut } from '../../shared/money.js';
 import type { PaymentDetailRow, PaymentListRow } from './payments.repository.js';
-import type { PaymentListItem, PaymentRecord } from './payments.schemas.js';
+import type { PaymentListItem, PaymentResponse } from './payments.schemas.js';
 
 /** The payment's own fields; the field order is the JSON order (ETags hash it). */
 function paymentFields(row: PaymentListRow['payment']): Omit<PaymentListItem, 'invoice'> {
@@ -35,7 +35,7 @@ export function toPaymentListItem({ payment, invoice }: PaymentListRow): Payment
 }
 
 /** A payment as its GET answers it: with its invoice's amounts and status, and its customer. */
-export function toPaymentResponse({ payment, invoice, customer }: PaymentDetailRow): PaymentRecord {
+export function toPaymentResponse({ payment, invoice, customer }: PaymentDetailRow): PaymentResponse {
   return {
     ...paymentFields(payment),
     invoice: {

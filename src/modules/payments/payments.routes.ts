@@ -4,7 +4,7 @@ import {
   CreatePaymentBody,
   ListPaymentsQuery,
   PaymentListItem,
-  PaymentRecord,
+  PaymentResponse,
   UpdatePaymentBody,
 } from './payments.schemas.js';
 import { paymentsService } from './payments.service.js';
@@ -16,7 +16,7 @@ export const paymentRoutes: FastifyPluginAsync = async (app) => {
     noun: 'Payment',
     plural: 'payments',
     listItem: PaymentListItem,
-    record: PaymentRecord,
+    record: PaymentResponse,
     createBody: CreatePaymentBody,
     updateBody: UpdatePaymentBody,
     listQuery: ListPaymentsQuery,

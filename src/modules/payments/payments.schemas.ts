@@ -100,7 +100,7 @@ export const PaymentListItem = z
   .meta({ id: 'PaymentListItem' });
 export type PaymentListItem = z.infer<typeof PaymentListItem>;
 
-export const PaymentRecord = z
+export const PaymentResponse = z
   .object({
     ...paymentFields,
     invoice: z.object({
@@ -113,4 +113,4 @@ export const PaymentRecord = z
     customer: CustomerEmbed,
   })
   .meta({ id: 'Payment' });
-export type PaymentRecord = z.infer<typeof PaymentRecord>;
+export type PaymentResponse = z.infer<typeof PaymentResponse>;

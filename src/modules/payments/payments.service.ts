@@ -16,7 +16,7 @@ import type {
   CreatePaymentBody,
   ListPaymentsQuery,
   PaymentListItem,
-  PaymentRecord,
+  PaymentResponse,
   UpdatePaymentBody,
 } from './payments.schemas.js';
 
@@ -84,7 +84,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     changes.created('payment', uuid);
     await settleInvoice(changes, invoice);
     changes.answer('payment', uuid);
-  })) as PaymentRecord;
+  })) as PaymentResponse;
 }
 
 /**
@@ -127,7 +127,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBod
     });
     await settleInvoice(changes, invoice);
     changes.answer('payment', uuid);
-  })) as PaymentRecord;
+  })) as PaymentResponse;
 }
 
 /** A deleted Completed payment stops counting: the invoice is settled again. */
@@ -138,7 +138,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const paymentsService: CrudService<PaymentRecord | PaymentListItem, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
+export const paymentsService: CrudService<PaymentResponse | PaymentListItem, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
   list,
   get,
   create,

@@ -1,6 +1,6 @@
 import { moneyOut } from '../../shared/money.js';
 import type { TemplateRow } from './templates.repository.js';
-import type { TemplateRecord, Tier } from './templates.schemas.js';
+import type { TemplateResponse, Tier } from './templates.schemas.js';
 
 /** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
 export type StoredTiers = Record<Tier, string>;
@@ -10,7 +10,7 @@ export type StoredAddon = { id: string; name: string; price: string };
  * A template as the API answers it. The field order is the JSON order (ETags hash it): the priced
  * jsonb fields and the tax rate come last.
  */
-export function toTemplateResponse(row: TemplateRow): TemplateRecord {
+export function toTemplateResponse(row: TemplateRow): TemplateResponse {
   const { tiers } = row;
   return {
     uuid: row.uuid,

@@ -3,7 +3,7 @@ import { registerCrudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateTemplateBody,
   ListTemplatesQuery,
-  TemplateRecord,
+  TemplateResponse,
   UpdateTemplateBody,
 } from './templates.schemas.js';
 import { templatesService } from './templates.service.js';
@@ -14,8 +14,8 @@ export const templateRoutes: FastifyPluginAsync = async (app) => {
     tag: 'Templates',
     noun: 'Template',
     plural: 'templates',
-    listItem: TemplateRecord,
-    record: TemplateRecord,
+    listItem: TemplateResponse,
+    record: TemplateResponse,
     createBody: CreateTemplateBody,
     updateBody: UpdateTemplateBody,
     listQuery: ListTemplatesQuery,

@@ -75,7 +75,7 @@ export const ListTemplatesQuery = z.strictObject({
 });
 export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>;
 
-export const TemplateRecord = z
+export const TemplateResponse = z
   .object({
     uuid: z.string(),
     name: z.string(),
@@ -91,4 +91,4 @@ export const TemplateRecord = z
     deleted_at: timestampOutput.nullable(),
   })
   .meta({ id: 'Template' });
-export type TemplateRecord = z.infer<typeof TemplateRecord>;
+export type TemplateResponse = z.infer<typeof TemplateResponse>;

@@ -14,7 +14,7 @@ import type {
   CreateTemplateBody,
   ListTemplatesQuery,
   PricingType,
-  TemplateRecord,
+  TemplateResponse,
   Tier,
   TiersInput,
   UpdateTemplateBody,
@@ -95,7 +95,7 @@ async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
     });
     changes.created('template', uuid, toTemplateResponse(row));
     changes.answer('template', uuid);
-  })) as TemplateRecord;
+  })) as TemplateResponse;
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBody) {
@@ -105,7 +105,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBo
     checkPricingFields({ ...existing, ...columns });
     await repository.updateTemplate(changes.tx, actor.companyId, uuid, columns);
     changes.answer('template', uuid);
-  })) as TemplateRecord;
+  })) as TemplateResponse;
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -115,7 +115,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const templatesService: CrudService<TemplateRecord, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
+export const templatesService: CrudService<TemplateResponse, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
   list,
   get,
   create,

@@ -1,4 +1,4 @@
-import type { UserRecord } from './users.schemas.js';
+import type { UserResponse } from './users.schemas.js';
 
 /** The user columns the API shows (listUsers selects exactly these). */
 export interface UserRow {
@@ -9,6 +9,6 @@ export interface UserRow {
 }
 
 /** A user as the API answers it; the field order is the JSON order. */
-export function toUserResponse(row: UserRow): UserRecord {
+export function toUserResponse(row: UserRow): UserResponse {
   return { id: row.id, first_name: row.firstName, last_name: row.lastName, email: row.email };
 }

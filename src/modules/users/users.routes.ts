@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { SECURITY } from '../../shared/crud-routes.js';
 import { errorResponses, listSchema, ok } from '../../shared/envelope.js';
-import { ListUsersQuery, UserRecord } from './users.schemas.js';
+import { ListUsersQuery, UserResponse } from './users.schemas.js';
 import { listCompanyUsers } from './users.service.js';
 
 export const userRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -14,7 +14,7 @@ export const userRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: "List the company's users",
         security: SECURITY,
         querystring: ListUsersQuery,
-        response: { 200: listSchema('users', UserRecord), ...errorResponses() },
+        response: { 200: listSchema('users', UserResponse), ...errorResponses() },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQueryShape } from '../../shared/list-query.js';
 
-export const UserRecord = z
+export const UserResponse = z
   .object({
     id: z.string(),
     first_name: z.string(),
@@ -9,10 +9,10 @@ export const UserRecord = z
     email: z.string().nullable(),
   })
   .meta({ id: 'User' });
-export type UserRecord = z.infer<typeof UserRecord>;
+export type UserResponse = z.infer<typeof UserResponse>;
 
 export const ListUsersQuery = z.strictObject({ ...pageQueryShape });
 export type ListUsersQuery = z.infer<typeof ListUsersQuery>;
 
 /** A user embedded in jobs (assigned_user) and photos (user). */
-export const UserEmbed = UserRecord.pick({ id: true, first_name: true, last_name: true });
+export const UserEmbed = UserResponse.pick({ id: true, first_name: true, last_name: true });

@@ -1,8 +1,8 @@
 import type { DeliveryRow, EndpointRow } from './webhooks.repository.js';
-import type { DeliveryRecord, WebhookEndpointRecord } from './webhooks.schemas.js';
+import type { DeliveryResponse, WebhookEndpointResponse } from './webhooks.schemas.js';
 
 /** An endpoint as the API answers it: never its secret (shown once, on creation). */
-export function toEndpointResponse(row: EndpointRow): WebhookEndpointRecord {
+export function toEndpointResponse(row: EndpointRow): WebhookEndpointResponse {
   return {
     uuid: row.uuid,
     url: row.url,
@@ -16,7 +16,7 @@ export function toEndpointResponse(row: EndpointRow): WebhookEndpointRecord {
 }
 
 /** A delivery as the API answers it: the worker's lease is internal. */
-export function toDeliveryResponse(row: DeliveryRow): DeliveryRecord {
+export function toDeliveryResponse(row: DeliveryRow): DeliveryResponse {
   return {
     uuid: row.uuid,
     event_uuid: row.eventUuid,

@@ -8,11 +8,11 @@ import {
   CreatedWebhookEndpoint,
   CreateWebhookEndpointBody,
   DeliveryParams,
-  DeliveryRecord,
+  DeliveryResponse,
   ListDeliveriesQuery,
   ListWebhookEndpointsQuery,
   UpdateWebhookEndpointBody,
-  WebhookEndpointRecord,
+  WebhookEndpointResponse,
 } from './webhooks.schemas.js';
 
 const TAG = 'Webhooks';
@@ -50,8 +50,8 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
     tag: TAG,
     noun: 'Webhook endpoint',
     plural: 'webhook_endpoints',
-    listItem: WebhookEndpointRecord,
-    record: WebhookEndpointRecord,
+    listItem: WebhookEndpointResponse,
+    record: WebhookEndpointResponse,
     createdRecord: CreatedWebhookEndpoint,
     createBody: CreateWebhookEndpointBody,
     updateBody: UpdateWebhookEndpointBody,
@@ -75,7 +75,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
         security: SECURITY,
         params: UuidParams,
         querystring: ListDeliveriesQuery,
-        response: { 200: listSchema('deliveries', DeliveryRecord), ...errorResponses(404) },
+        response: { 200: listSchema('deliveries', DeliveryResponse), ...errorResponses(404) },
       },
     },
     async (request) => {
@@ -94,7 +94,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
         description: 'Schedules an attempt now, also for a failed delivery, and answers the delivery.',
         security: SECURITY,
         params: DeliveryParams,
-        response: { 200: okSchema(DeliveryRecord), ...errorResponses(404) },
+        response: { 200: okSchema(DeliveryResponse), ...errorResponses(404) },
       },
     },
     async (request) =>

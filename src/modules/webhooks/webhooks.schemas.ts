@@ -54,8 +54,8 @@ const endpointShape = {
   deleted_at: timestampOutput.nullable(),
 };
 
-export const WebhookEndpointRecord = z.object(endpointShape).meta({ id: 'WebhookEndpoint' });
-export type WebhookEndpointRecord = z.infer<typeof WebhookEndpointRecord>;
+export const WebhookEndpointResponse = z.object(endpointShape).meta({ id: 'WebhookEndpoint' });
+export type WebhookEndpointResponse = z.infer<typeof WebhookEndpointResponse>;
 
 /** The create answer: the record plus its signing secret, shown this once. */
 export const CreatedWebhookEndpoint = z
@@ -68,7 +68,7 @@ export const CreatedWebhookEndpoint = z
   })
   .meta({ id: 'CreatedWebhookEndpoint' });
 
-export const DeliveryRecord = z
+export const DeliveryResponse = z
   .object({
     uuid: z.string().meta({ format: 'uuid' }),
     event_uuid: z.string().meta({ format: 'uuid' }),
@@ -83,7 +83,7 @@ export const DeliveryRecord = z
     updated_at: timestampOutput,
   })
   .meta({ id: 'WebhookDelivery' });
-export type DeliveryRecord = z.infer<typeof DeliveryRecord>;
+export type DeliveryResponse = z.infer<typeof DeliveryResponse>;
 
 export const ListDeliveriesQuery = z.strictObject({
   ...listQueryShape,

@@ -18,7 +18,7 @@ import {
   type ListDeliveriesQuery,
   type ListWebhookEndpointsQuery,
   type UpdateWebhookEndpointBody,
-  type WebhookEndpointRecord,
+  type WebhookEndpointResponse,
 } from './webhooks.schemas.js';
 
 
@@ -34,8 +34,8 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
     }
   }
 
-  const endpoints: CrudService<WebhookEndpointRecord, CreateWebhookEndpointBody, UpdateWebhookEndpointBody, ListWebhookEndpointsQuery> = {
-    async list(db: Db, companyId: string, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointRecord>> {
+  const endpoints: CrudService<WebhookEndpointResponse, CreateWebhookEndpointBody, UpdateWebhookEndpointBody, ListWebhookEndpointsQuery> = {
+    async list(db: Db, companyId: string, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointResponse>> {
       const page = await repository.listEndpoints(db, companyId, query);
       return { items: page.items.map(toEndpointResponse), pagination: page.pagination };
     },
