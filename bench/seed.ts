@@ -556,14 +556,16 @@ export async function ensureEvents(databaseUrl: string, companyUuid: string, tar
        )
        insert into events (company_id, uuid, type, object_type, object_uuid, data, created_at)
        select $1, gen_random_uuid(), 'customer.updated', 'customer', s.uuid,
-              json_build_object(
-                'object', json_build_object(
-                  'uuid', s.uuid, 'first_name', s.first_name, 'last_name', s.last_name, 'company_name', s.company_name,
-                  'email', s.email, 'phone', s.phone, 'customer_type', s.customer_type, 'is_vip', s.is_vip,
-                  'physical_address1', s.physical_address1, 'physical_address2', null, 'physical_city', s.physical_city,
-                  'physical_state', s.physical_state, 'physical_zip', s.physical_zip, 'notes', 'Feed event ' || i,
-                  'created_at', s.created_at, 'updated_at', now() - ($2::int - i) * interval '30 milliseconds'),
-                'previous_attributes', json_build_object('notes', 'Feed event ' || (i - 1))),
+              -- The record as the API's customer GET answers it, compact like JSON.stringify (row_to_json).
+              ('{"object":' || (select row_to_json(record) from (select
+                  s.uuid, s.first_name, s.last_name, s.company_name, s.email, s.phone, s.customer_type, s.is_vip,
+                  s.physical_address1, s.physical_address2, s.physical_city, s.physical_state, s.physical_zip,
+                  s.billing_address1, s.billing_address2, s.billing_city, s.billing_state, s.billing_zip,
+                  s.primary_service_location_uuid, 'Feed event ' || i as notes, s.internal_flags, s.on_my_way_notify_via,
+                  to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+                  to_char((now() - ($2::int - i) * interval '30 milliseconds') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at,
+                  null as deleted_at) record)::text
+                || ',"previous_attributes":{"notes":' || to_json('Feed event ' || (i - 1))::text || '}}')::json,
               now() - ($2::int - i) * interval '30 milliseconds'
        from generate_series(1, $2::int) i
        cross join (select count(*) as n from source) m

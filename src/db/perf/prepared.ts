@@ -11,16 +11,6 @@ export interface PreparedRead {
   execute(params: Record<string, unknown>): Promise<unknown[]>;
 }
 
-/**
- * Runs a prepared read and answers its rows as the driver gives them, keyed by column name, without the
- * ORM's per-cell mapping (timestamps stay text): for wide hot reads whose repository maps the rows
- * itself. Drizzle's node-postgres and PGlite prepared queries both implement `all()`; it is not in
- * their declared type.
- */
-export function unmappedRows(statement: PreparedRead, params: Record<string, unknown>): Promise<unknown[]> {
-  return (statement as PreparedRead & { all(params: Record<string, unknown>): Promise<unknown[]> }).all(params);
-}
-
 export const preparedReads = new WeakMap<object, Map<string, PreparedRead>>();
 
 /**

@@ -1,8 +1,8 @@
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, webhookDeliveries } from '../../db/schema/index.js';
-import { prepared, unmappedRows } from '../../db/perf/prepared.js';
-import type { EventRowFields } from './event.mapper.js';
+import { prepared } from '../../db/perf/prepared.js';
+import { eventJsonSql } from './event.mapper.js';
 
 export interface NewEvent {
   companyId: string;
@@ -63,22 +63,20 @@ export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEven
   if (deliveries.length > 0) await db.insert(webhookDeliveries).values(deliveries);
 }
 
-const eventColumns = {
-  uuid: events.uuid,
-  type: events.type,
-  objectType: events.objectType,
-  objectUuid: events.objectUuid,
-  createdAt: events.createdAt,
-  // As stored: the feed places it in its answer without parsing it (toEventJson).
-  dataJson: sql<string>`${events.data}::text`.as('data_json'),
-};
-export type EventRow = EventRowFields;
+/** One event's JSON text (event.mapper.ts) with its feed position. */
+const eventJson = eventJsonSql(events);
 
 /** Filters of a feed page besides its position. */
 export interface FeedFilters {
   types?: readonly string[];
   objectUuid?: string;
   limit: number;
+}
+
+/** A feed page: its events as one JSON array text and whether more follow. */
+export interface FeedPage {
+  eventsJson: string;
+  hasMore: boolean;
 }
 
 /**
@@ -99,101 +97,102 @@ function feedConditions(filters: FeedFilters): SQL {
 const shapeOf = (filters: FeedFilters) => `${filters.types ? 't' : ''}${filters.objectUuid ? 'o' : ''}`;
 
 function feedParams(companyId: string, filters: FeedFilters) {
-  return { companyId, types: filters.types ? [...filters.types] : undefined, objectUuid: filters.objectUuid, limit: filters.limit };
+  return {
+    companyId,
+    types: filters.types ? [...filters.types] : undefined,
+    objectUuid: filters.objectUuid,
+    // One row more than the page tells whether more follow.
+    limit: filters.limit + 1,
+    pageSize: filters.limit,
+  };
+}
+
+/**
+ * The page's rows in (txid, seq) order, numbered, as a subquery; `after` adds the condition that places
+ * the page after an event's position.
+ */
+function pageRows(db: Db, filters: FeedFilters, after?: SQL) {
+  return db
+    .select({
+      rowNumber: sql<number>`row_number() over (order by ${events.txid}, ${events.seq})`.as('row_number'),
+      json: eventJson.as('event_json'),
+    })
+    .from(events)
+    .where(and(feedConditions(filters), after))
+    .orderBy(asc(events.txid), asc(events.seq))
+    .limit(sql.placeholder('limit'))
+    .as('page');
+}
+
+/** The page's JSON array text (first pageSize rows) and the count of rows read (pageSize + 1 means more). */
+function pageAggregates(page: ReturnType<typeof pageRows>) {
+  return {
+    rows: sql<string>`count(${page.json})`.mapWith(Number),
+    eventsJson: sql<string | null>`string_agg(${page.json}, ',' order by ${page.rowNumber}) filter (where ${page.rowNumber} <= ${sql.placeholder('pageSize')})`,
+  };
+}
+
+function toFeedPage(row: { rows: number; eventsJson: string | null } | undefined, limit: number): FeedPage {
+  return { eventsJson: `[${row?.eventsJson ?? ''}]`, hasMore: (row?.rows ?? 0) > limit };
 }
 
 /** The first page of the feed in (txid, seq) order. */
-export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<EventRow[]> {
-  const statement = prepared(db, `events_feed_${shapeOf(filters)}`, () =>
-    db
-      .select(eventColumns)
-      .from(events)
-      .where(feedConditions(filters))
-      .orderBy(asc(events.txid), asc(events.seq))
-      .limit(sql.placeholder('limit')),
-  );
-  return (await statement.execute(feedParams(companyId, filters))) as EventRow[];
-}
-
-/** A page that follows an event: its creation time (null when it is not an event of the company) and the page. */
-export interface FeedPageAfter {
-  afterCreatedAt: Date | null;
-  rows: EventRow[];
-}
-
-/** A row of the page-after statement as the driver answers it (the event's columns are null on an empty page). */
-interface FeedRowAfter {
-  after_created_at: Date | string;
-  uuid: string | null;
-  type: string;
-  object_type: string;
-  object_uuid: string;
-  created_at: Date | string;
-  data_json: string;
+export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<FeedPage> {
+  const statement = prepared(db, `events_feed_${shapeOf(filters)}`, () => {
+    const page = pageRows(db, filters);
+    return db.select(pageAggregates(page)).from(page);
+  });
+  const [row] = (await statement.execute(feedParams(companyId, filters))) as Array<{ rows: number; eventsJson: string | null }>;
+  return toFeedPage(row, filters.limit);
 }
 
 /**
  * The page of the feed after one of the company's events, in one statement: the event's position
- * (txid, seq) is looked up and the page read from the feed index right after it. The page is the
- * hottest wide read of the feed: its rows skip the ORM's per-cell mapping.
+ * (txid, seq) is looked up and the page read from the feed index right after it. Null when `after` is
+ * not an event of the company; else its creation time and the page.
  */
-export async function selectFeedPageAfter(db: Db, companyId: string, afterUuid: string, filters: FeedFilters): Promise<FeedPageAfter> {
+export async function selectFeedPageAfter(
+  db: Db,
+  companyId: string,
+  afterUuid: string,
+  filters: FeedFilters,
+): Promise<(FeedPage & { afterCreatedAt: Date }) | null> {
   const statement = prepared(db, `events_feed_after_${shapeOf(filters)}`, () => {
     const afterEvent = db.$with('after_event').as(
       db
         .select({
           txid: sql<string>`${events.txid}`.as('after_txid'),
           seq: sql<number>`${events.seq}`.as('after_seq'),
-          createdAt: sql<Date>`${events.createdAt}`.as('after_created_at'),
+          createdAt: sql<string>`${events.createdAt}`.as('after_created_at'),
         })
         .from(events)
         .where(and(eq(events.companyId, sql.placeholder('companyId')), eq(events.uuid, sql.placeholder('after')))),
     );
-    const page = db
-      .select(eventColumns)
-      .from(events)
-      .where(and(feedConditions(filters), sql`(${events.txid}, ${events.seq}) > (${afterEvent.txid}, ${afterEvent.seq})`))
-      .orderBy(asc(events.txid), asc(events.seq))
-      .limit(sql.placeholder('limit'))
-      .as('page');
+    const page = pageRows(db, filters, sql`(${events.txid}, ${events.seq}) > (${afterEvent.txid}, ${afterEvent.seq})`);
     return db
       .with(afterEvent)
-      .select({
-        afterCreatedAt: afterEvent.createdAt,
-        uuid: page.uuid,
-        type: page.type,
-        objectType: page.objectType,
-        objectUuid: page.objectUuid,
-        createdAt: page.createdAt,
-        dataJson: page.dataJson,
-      })
+      .select({ afterCreatedAt: sql<string>`${afterEvent.createdAt}`, ...pageAggregates(page) })
       .from(afterEvent)
-      .leftJoinLateral(page, sql`true`);
+      .leftJoinLateral(page, sql`true`)
+      .groupBy(afterEvent.createdAt);
   });
-  const rows = (await unmappedRows(statement, { ...feedParams(companyId, filters), after: afterUuid })) as FeedRowAfter[];
-  if (rows.length === 0) return { afterCreatedAt: null, rows: [] };
-  const feed: EventRow[] = [];
-  for (const row of rows) {
-    if (row.uuid === null) continue;
-    feed.push({
-      uuid: row.uuid,
-      type: row.type,
-      objectType: row.object_type,
-      objectUuid: row.object_uuid,
-      createdAt: row.created_at,
-      dataJson: row.data_json,
-    });
-  }
-  return { afterCreatedAt: new Date(rows[0]!.after_created_at), rows: feed };
+  const [row] = (await statement.execute({ ...feedParams(companyId, filters), after: afterUuid })) as Array<{
+    afterCreatedAt: string | Date;
+    rows: number;
+    eventsJson: string | null;
+  }>;
+  if (!row) return null;
+  return { afterCreatedAt: new Date(row.afterCreatedAt), ...toFeedPage(row, filters.limit) };
 }
 
-export async function findEvent(db: Db, companyId: string, uuid: string): Promise<EventRow | null> {
+/** One event of the company as its JSON text, or null. */
+export async function findEventJson(db: Db, companyId: string, uuid: string): Promise<string | null> {
   const [row] = await db
-    .select(eventColumns)
+    .select({ json: eventJson })
     .from(events)
     .where(and(eq(events.companyId, companyId), eq(events.uuid, uuid)))
     .limit(1);
-  return (row as EventRow | undefined) ?? null;
+  return row?.json ?? null;
 }
 
 /**

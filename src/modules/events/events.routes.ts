@@ -32,7 +32,7 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request, reply) => {
       const page = await listEvents(db(), request.principal.companyId, request.query, app.deps.config.EVENT_RETENTION_DAYS);
-      return sendJson(reply, okJson(`{"events":[${page.events.join(',')}],"has_more":${page.hasMore}}`));
+      return sendJson(reply, okJson(`{"events":${page.eventsJson},"has_more":${page.hasMore}}`));
     },
   );
 

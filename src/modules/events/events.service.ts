@@ -1,6 +1,5 @@
 import type { Db } from '../../db/client.js';
 import { invalidField, notFound } from '../../errors.js';
-import { toEventJson } from './event.mapper.js';
 import * as repository from './events.repository.js';
 import type { ListEventsQuery } from './events.schemas.js';
 
@@ -11,35 +10,24 @@ export function retentionCutoff(retentionDays: number, now = Date.now()): Date {
   return new Date(now - retentionDays * DAY_MS);
 }
 
-/** A feed page as JSON text: the events (each toEventJson) and whether more follow. */
-export interface EventsPageJson {
-  events: string[];
-  hasMore: boolean;
-}
-
 /**
- * A page of the feed after `after`: oldest first, gap-free (see selectFeedPage). An `after` that is not
- * an event of this company, or is older than the retention period, is 400 naming it.
+ * A page of the feed after `after`: oldest first, gap-free (see the feed conditions of the repository).
+ * An `after` that is not an event of this company, or is older than the retention period, is 400 naming it.
  */
-export async function listEvents(db: Db, companyId: string, query: ListEventsQuery, retentionDays: number): Promise<EventsPageJson> {
-  const filters = { types: query.type, objectUuid: query.object_uuid, limit: query.limit + 1 };
-  let rows: repository.EventRow[];
-  if (query.after) {
-    const page = await repository.selectFeedPageAfter(db, companyId, query.after, filters);
-    if (!page.afterCreatedAt) throw invalidField('after', 'is not an event of this feed (unknown, another company\'s, or no longer kept)');
-    if (page.afterCreatedAt < retentionCutoff(retentionDays)) {
-      throw invalidField('after', `is older than the ${retentionDays} days events are kept; start again without after`);
-    }
-    rows = page.rows;
-  } else {
-    rows = await repository.selectFeedPage(db, companyId, filters);
+export async function listEvents(db: Db, companyId: string, query: ListEventsQuery, retentionDays: number): Promise<repository.FeedPage> {
+  const filters = { types: query.type, objectUuid: query.object_uuid, limit: query.limit };
+  if (!query.after) return repository.selectFeedPage(db, companyId, filters);
+  const page = await repository.selectFeedPageAfter(db, companyId, query.after, filters);
+  if (!page) throw invalidField('after', 'is not an event of this feed (unknown, another company\'s, or no longer kept)');
+  if (page.afterCreatedAt < retentionCutoff(retentionDays)) {
+    throw invalidField('after', `is older than the ${retentionDays} days events are kept; start again without after`);
   }
-  return { events: rows.slice(0, query.limit).map(toEventJson), hasMore: rows.length > query.limit };
+  return page;
 }
 
 /** One event of the company as JSON text; 404 when unknown. */
 export async function getEvent(db: Db, companyId: string, uuid: string): Promise<string> {
-  const row = await repository.findEvent(db, companyId, uuid);
-  if (!row) throw notFound('Event');
-  return toEventJson(row);
+  const json = await repository.findEventJson(db, companyId, uuid);
+  if (json === null) throw notFound('Event');
+  return json;
 }

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
-import { toEventJson } from '../events/event.mapper.js';
 import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
 import { postWebhook } from './sender.js';
 import { signWebhook } from './signature.js';
@@ -158,14 +157,7 @@ export class DeliveryWorker {
     try {
       const url = new URL(delivery.url);
       const target = await abortable(resolveSafeAddress(url, this.policy), signal);
-      const body = toEventJson({
-        uuid: delivery.eventUuid,
-        type: delivery.eventType,
-        objectType: delivery.objectType,
-        objectUuid: delivery.objectUuid,
-        dataJson: delivery.eventDataJson,
-        createdAt: delivery.eventCreatedAt,
-      });
+      const body = delivery.eventJson;
       const timestamp = Math.floor(Date.now() / 1000);
       const status = await postWebhook({
         url,

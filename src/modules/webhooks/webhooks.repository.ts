@@ -4,6 +4,7 @@ import { webhookDeliveries, webhookEndpoints } from '../../db/schema/index.js';
 import { countRows, findRow, insertRow, listOrder, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { countWhere } from '../../db/perf/record-counts.js';
 import { pageOffset, toPage } from '../../shared/list-query.js';
+import { eventJsonSql } from '../events/event.mapper.js';
 import type { ListDeliveriesQuery, ListWebhookEndpointsQuery } from './webhooks.schemas.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -120,11 +121,8 @@ export interface ClaimedDelivery {
   endpointEnabled: boolean;
   eventUuid: string;
   eventType: string;
-  objectType: string;
-  objectUuid: string;
-  /** The event's stored data as JSON text. */
-  eventDataJson: string;
-  eventCreatedAt: Date | string;
+  /** The event as GET /events/{uuid} answers it, as JSON text: the body of the attempt. */
+  eventJson: string;
 }
 
 interface ClaimRow {
@@ -138,11 +136,18 @@ interface ClaimRow {
   endpoint_enabled: boolean;
   event_uuid: string;
   event_type: string;
-  object_type: string;
-  object_uuid: string;
-  event_data: string;
-  event_created_at: Date | string;
+  event_json: string;
 }
+
+/** The columns of the claim's `event` alias. */
+const eventAlias = {
+  uuid: sql.raw('event.uuid'),
+  type: sql.raw('event.type'),
+  objectType: sql.raw('event.object_type'),
+  objectUuid: sql.raw('event.object_uuid'),
+  createdAt: sql.raw('event.created_at'),
+  data: sql.raw('event.data'),
+};
 
 /**
  * Claims up to `limit` due deliveries in one statement (its own short transaction): rows locked by another
@@ -170,8 +175,7 @@ export async function claimDueDeliveries(db: Db, limit: number, leaseMs: number)
       and event.company_id = delivery.company_id and event.uuid = delivery.event_uuid
     returning delivery.company_id, delivery.uuid, delivery.attempts, delivery.endpoint_uuid,
       endpoint.url, endpoint.secret, endpoint.deleted_at is null as endpoint_live, endpoint.enabled as endpoint_enabled,
-      event.uuid as event_uuid, event.type as event_type, event.object_type, event.object_uuid,
-      event.data::text as event_data, event.created_at as event_created_at
+      event.uuid as event_uuid, event.type as event_type, ${eventJsonSql(eventAlias)} as event_json
   `);
   const rows = (result as unknown as { rows: ClaimRow[] }).rows;
   return rows.map((row) => ({
@@ -185,10 +189,7 @@ export async function claimDueDeliveries(db: Db, limit: number, leaseMs: number)
     endpointEnabled: row.endpoint_enabled,
     eventUuid: row.event_uuid,
     eventType: row.event_type,
-    objectType: row.object_type,
-    objectUuid: row.object_uuid,
-    eventDataJson: row.event_data,
-    eventCreatedAt: row.event_created_at,
+    eventJson: row.event_json,
   }));
 }
 
