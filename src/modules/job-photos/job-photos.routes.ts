@@ -1,8 +1,7 @@
-import multipart, { type MultipartValue } from '@fastify/multipart';
-import type { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError, invalidField } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { actorOf } from '../../auth/principal.js';
 import { SECURITY } from '../../shared/crud-routes.js';
@@ -11,12 +10,10 @@ import { GetQuery } from '../../shared/list-query.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import type { LinkOptions } from '../../storage/storage.js';
 import {
-  FILE_FIELDS,
   JobPhotoParams,
   JobPhotoResponse,
   JobPhotosParams,
   ListJobPhotosQuery,
-  UploadFields,
   UploadPhotosForm,
   UploadResponse,
 } from './job-photos.schemas.js';
@@ -37,58 +34,12 @@ const UPLOAD_DESCRIPTION =
 const zodExceptBody: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? () => true : validatorCompiler(route as Parameters<typeof validatorCompiler>[0]);
 
-/** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
-function acceptField(fields: Record<string, string>, part: MultipartValue): UploadFields {
-  if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field');
-  if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long');
-  fields[part.fieldname] = String(part.value);
-  return parseFields(fields);
-}
-
-function parseFields(fields: Record<string, string>): UploadFields {
-  const parsed = UploadFields.safeParse(fields);
-  if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((issue) => ({ field: issue.path.join('.') || 'body', message: issue.message }));
-  throw new AppError('validation_error', `Invalid upload: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
-}
-
-/**
- * Bounds the reading of an upload: when UPLOAD_TIMEOUT_MS has passed since the handler started, the file
- * being read is cut and the request is answered 400 (connection closed), whatever the client still does.
- * `afterwards` runs once the cut reading has settled, to remove what it stored meanwhile.
- */
-async function withUploadDeadline<T>(
-  ms: number,
-  reply: FastifyReply,
-  work: (track: (file: Readable) => void) => Promise<T>,
-  afterwards: () => Promise<void>,
-): Promise<T> {
-  const expiredError = new AppError('validation_error', `The upload did not complete within ${ms / 1000} s.`);
-  let current: Readable | undefined;
-  let expired = false;
-  let timer: NodeJS.Timeout | undefined;
-  const track = (file: Readable) => {
-    if (expired) throw expiredError;
-    current = file;
-  };
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      expired = true;
-      current?.destroy(expiredError);
-      reject(expiredError);
-    }, ms);
-  });
-  const running = work(track);
-  try {
-    return await Promise.race([running, deadline]);
-  } catch (error) {
-    if (expired) {
-      reply.header('connection', 'close');
-      void running.catch(() => undefined).then(afterwards);
-    }
-    throw error;
-  } finally {
-    clearTimeout(timer);
+/** The multipart parts as the service reads them; lazy, so parsing starts when the service first reads. */
+async function* uploadParts(request: FastifyRequest): AsyncGenerator<service.UploadPart> {
+  for await (const part of request.parts()) {
+    yield part.type === 'file'
+      ? { type: 'file', fieldname: part.fieldname, filename: part.filename, stream: part.file }
+      : { type: 'field', fieldname: part.fieldname, value: String(part.value), valueTruncated: part.valueTruncated };
   }
 }
 
@@ -180,43 +131,22 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
-      const { job_uuid } = request.params;
-      const upload = new service.PhotoUpload(db(), app.deps.storage, actorOf(request), job_uuid, env.MAX_PHOTO_BYTES, links(request));
-      try {
-        const fields = await withUploadDeadline(
-          env.UPLOAD_TIMEOUT_MS,
-          reply,
-          async (track) => {
-            await service.requireLiveJob(db(), request.principal.companyId, job_uuid);
-            const fieldValues: Record<string, string> = {};
-            let parsed = parseFields(fieldValues);
-            for await (const part of request.parts()) {
-              if (part.type === 'file') {
-                track(part.file);
-                if (!(FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
-                  throw invalidField(part.fieldname, 'is not an accepted field; send files as photos');
-                }
-                await upload.storeFile(part.file, part.filename);
-              } else {
-                parsed = acceptField(fieldValues, part);
-              }
-            }
-            return parsed;
-          },
-          () => upload.discard(),
-        );
-        // A retry under an Idempotency-Key is recognised by the bytes just read: its first answer is sent
-        // and the files staged for this one are removed.
-        if (await settleStreamedIdempotency(db(), request, reply)) {
-          await upload.discard();
-          return reply;
-        }
-        const rows = await upload.commit(fields);
-        return ok({ photos: await service.toUploadedPhotos(rows, links(request)) });
-      } catch (error) {
-        await upload.discard();
-        throw error;
-      }
+      const photos = await service.uploadPhotos(
+        db(),
+        app.deps.storage,
+        actorOf(request),
+        request.params.job_uuid,
+        uploadParts(request),
+        {
+          maxPhotoBytes: env.MAX_PHOTO_BYTES,
+          uploadTimeoutMs: env.UPLOAD_TIMEOUT_MS,
+          links: links(request),
+          // A retry is recognised by the bytes just read: its first answer is sent instead.
+          beforeCommit: () => settleStreamedIdempotency(db(), request, reply),
+          onDeadline: () => reply.header('connection', 'close'),
+        },
+      );
+      return photos === null ? reply : ok({ photos });
     },
   );
 

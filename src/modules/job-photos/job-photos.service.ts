@@ -1,17 +1,24 @@
-import { Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { jobPhotos } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../errors.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { Page } from '../../shared/list-query.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
+import { byteCounter, peek } from '../../storage/streams.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import { toJobPhotoResponse } from './job-photos.mapper.js';
 import * as repository from './job-photos.repository.js';
-import type { JobPhotoResponse, ListJobPhotosQuery, UploadedPhoto, UploadFields } from './job-photos.schemas.js';
+import {
+  FILE_FIELDS,
+  UploadFields,
+  type JobPhotoResponse,
+  type ListJobPhotosQuery,
+  type UploadedPhoto,
+} from './job-photos.schemas.js';
 
 /** What reading a photo needs besides the database: the storage and how to build its links. */
 export interface PhotoLinks {
@@ -19,13 +26,33 @@ export interface PhotoLinks {
   link: LinkOptions;
 }
 
-/** A file stream as the multipart parser gives it: `truncated` once it hit the size limit. */
+/** A file stream as the multipart parser gives it: `truncated` once it hit the size limit, then 'limit' emitted. */
 export type UploadStream = Readable & { truncated?: boolean };
+
+/** One part of a multipart upload, in the order the client sent them. */
+export type UploadPart =
+  | { type: 'file'; fieldname: string; filename: string | undefined; stream: UploadStream }
+  | { type: 'field'; fieldname: string; value: string; valueTruncated: boolean };
+
+export interface UploadOptions {
+  /** MAX_PHOTO_BYTES: the parser cuts a file there; this names the limit in the error. */
+  maxPhotoBytes: number;
+  /** UPLOAD_TIMEOUT_MS: reading every part must end within it. */
+  uploadTimeoutMs: number;
+  links: PhotoLinks;
+  /**
+   * Runs once every byte is read, before the commit. True means the request was answered already (a retry
+   * under the same Idempotency-Key): what was stored is discarded and nothing is committed.
+   */
+  beforeCommit: () => Promise<boolean>;
+  /** Runs when the deadline cut the upload, before its error is thrown. */
+  onDeadline?: () => void;
+}
 
 const ACCEPTED_TYPES = 'JPEG, PNG, WebP, HEIC/HEIF or GIF';
 
 /** Photos of a deleted, missing or other company's job are 404, even with include_deleted=true. */
-export async function requireLiveJob(db: Db, companyId: string, jobUuid: string): Promise<void> {
+async function requireLiveJob(db: Db, companyId: string, jobUuid: string): Promise<void> {
   if (!(await liveJobExists(db, companyId, jobUuid))) throw notFound('Job');
 }
 
@@ -92,60 +119,10 @@ interface StoredPhoto {
 const SAMPLE_BYTES = 4100;
 
 /**
- * Reads the first bytes of a stream (fewer when it ends sooner) and returns them with a stream of the
- * whole content, so the type is decided before anything is stored and nothing beyond the sample is buffered.
- * It reads through the stream's async iterator, which settles on data, end, error and also on a stream
- * that was destroyed before this was called (a multipart part cut short): a wait here always ends.
- */
-async function peek(source: Readable, size: number): Promise<{ head: Buffer; whole: Readable; drain(): void }> {
-  const iterator = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const chunks: Buffer[] = [];
-  let length = 0;
-  let ended = false;
-  while (length < size) {
-    const next = await iterator.next();
-    if (next.done) {
-      ended = true;
-      break;
-    }
-    chunks.push(next.value);
-    length += next.value.length;
-  }
-  const head = Buffer.concat(chunks);
-  async function* rest() {
-    yield head;
-    while (!ended) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
-    }
-  }
-  /** Reads and drops the rest, so the parser moves on to the next part. */
-  const drain = () => {
-    void (async () => {
-      while (!ended) ended = (await iterator.next().catch(() => ({ done: true as const }))).done === true;
-    })();
-  };
-  return { head, whole: Readable.from(rest(), { objectMode: false }), drain };
-}
-
-/** Counts the bytes passing through. */
-function byteCounter(): Transform & { bytes: number } {
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      counter.bytes += chunk.length;
-      callback(null, chunk);
-    },
-  }) as Transform & { bytes: number };
-  counter.bytes = 0;
-  return counter;
-}
-
-/**
  * One upload request: files are streamed to storage as they arrive, then every record is inserted in
  * one transaction. On any failure `discard` removes what was stored, so nothing is left half-done.
  */
-export class PhotoUpload {
+class PhotoUpload {
   private readonly stored: StoredPhoto[] = [];
 
   constructor(
@@ -216,7 +193,7 @@ export class PhotoUpload {
   }
 }
 
-export async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: PhotoLinks): Promise<UploadedPhoto[]> {
+async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: PhotoLinks): Promise<UploadedPhoto[]> {
   return Promise.all(
     rows.map(async (row) => ({
       uuid: row.uuid,
@@ -226,6 +203,120 @@ export async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: Ph
       created_at: row.createdAt.toISOString(),
     })),
   );
+}
+
+/** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
+function acceptField(fields: Record<string, string>, part: Extract<UploadPart, { type: 'field' }>): UploadFields {
+  if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field');
+  if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long');
+  fields[part.fieldname] = part.value;
+  return parseFields(fields);
+}
+
+function parseFields(fields: Record<string, string>): UploadFields {
+  const parsed = UploadFields.safeParse(fields);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => ({ field: issue.path.join('.') || 'body', message: issue.message }));
+  throw new AppError('validation_error', `Invalid upload: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
+}
+
+/**
+ * Bounds the reading of an upload: when `ms` has passed since it started, the file being read is cut and
+ * the upload fails with 400, whatever the client still does. `afterwards` runs once the cut reading has
+ * settled, to remove what it stored meanwhile.
+ */
+async function withUploadDeadline<T>(
+  ms: number,
+  onDeadline: (() => void) | undefined,
+  work: (track: (file: Readable) => void) => Promise<T>,
+  afterwards: () => Promise<void>,
+): Promise<T> {
+  const expiredError = new AppError('validation_error', `The upload did not complete within ${ms / 1000} s.`);
+  let current: Readable | undefined;
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  const track = (file: Readable) => {
+    if (expired) throw expiredError;
+    current = file;
+  };
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      expired = true;
+      current?.destroy(expiredError);
+      reject(expiredError);
+    }, ms);
+  });
+  const running = work(track);
+  try {
+    return await Promise.race([running, deadline]);
+  } catch (error) {
+    if (expired) {
+      onDeadline?.();
+      void running.catch(() => undefined).then(afterwards);
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Streams every file part to storage and returns the checked fields. */
+async function readParts(
+  db: Db,
+  upload: PhotoUpload,
+  companyId: string,
+  jobUuid: string,
+  parts: AsyncIterable<UploadPart>,
+  track: (file: Readable) => void,
+): Promise<UploadFields> {
+  await requireLiveJob(db, companyId, jobUuid);
+  const fieldValues: Record<string, string> = {};
+  let parsed = parseFields(fieldValues);
+  for await (const part of parts) {
+    if (part.type === 'file') {
+      track(part.stream);
+      if (!(FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
+        throw invalidField(part.fieldname, 'is not an accepted field; send files as photos');
+      }
+      await upload.storeFile(part.stream, part.filename);
+    } else {
+      parsed = acceptField(fieldValues, part);
+    }
+  }
+  return parsed;
+}
+
+/**
+ * Uploads the files of one request to a live job: nothing is committed unless every part is valid and
+ * read within the deadline, and every failure removes what was stored. Null when `beforeCommit` reported
+ * the request answered already.
+ */
+export async function uploadPhotos(
+  db: Db,
+  storage: Storage,
+  actor: Actor,
+  jobUuid: string,
+  parts: AsyncIterable<UploadPart>,
+  options: UploadOptions,
+): Promise<UploadedPhoto[] | null> {
+  const upload = new PhotoUpload(db, storage, actor, jobUuid, options.maxPhotoBytes, options.links);
+  try {
+    const fields = await withUploadDeadline(
+      options.uploadTimeoutMs,
+      options.onDeadline,
+      (track) => readParts(db, upload, actor.companyId, jobUuid, parts, track),
+      () => upload.discard(),
+    );
+    if (await options.beforeCommit()) {
+      await upload.discard();
+      return null;
+    }
+    const rows = await upload.commit(fields);
+    return await toUploadedPhotos(rows, options.links);
+  } catch (error) {
+    await upload.discard();
+    throw error;
+  }
 }
 
 registerRecordedType('job_photo', {
