@@ -115,11 +115,17 @@ const CUSTOMER_SEARCH_PAGE = `select * from customers where company_id = $1 and 
   order by created_at + interval '0 seconds' desc, uuid desc limit $3 offset $4`;
 const CUSTOMER_SEARCH_TOTAL = `select count(*) from customers where company_id = $1 and deleted_at is null and search_text like $2`;
 const CUSTOMER_GET = `select * from customers where company_id = $1 and deleted_at is null and uuid = $2 limit 1`;
-// E1: what the events service sends for a feed page after an event (its position, then the page).
-const FEED_POSITION = `select txid::text, seq, created_at from events where company_id = $1 and uuid = $2 limit 1`;
-const FEED_PAGE = `select uuid, type, object_type, object_uuid, created_at, data from events
-  where company_id = $1 and txid < pg_snapshot_xmin(pg_current_snapshot()) and (txid, seq) > ($2::xid8, $3::bigint)
-  order by txid, seq limit $4`;
+// E1: the one statement the events service sends for a feed page after an event: the event's position,
+// the next 101 events from the feed index, and the page as one JSON array text (eventJsonSql).
+const FEED_PAGE_AFTER = `with after_event as (select txid, seq, created_at from events where company_id = $1 and uuid = $2)
+  select a.created_at, count(p.event_json) as rows, string_agg(p.event_json, ',' order by p.row_number) filter (where p.row_number <= $3) as events
+  from after_event a left join lateral (
+    select row_number() over (order by txid, seq) as row_number,
+      ('{"uuid":"' || uuid || '","type":"' || type || '","object_type":"' || object_type || '","object_uuid":"' || object_uuid
+        || '","created_at":"' || to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || data::text || '}') as event_json
+    from events where company_id = $1 and txid < pg_snapshot_xmin(pg_current_snapshot()) and (txid, seq) > (a.txid, a.seq)
+    order by txid, seq limit $3 + 1) p on true
+  group by a.created_at`;
 const CUSTOMER_INSERT = `insert into customers (company_id, uuid, first_name, last_name, email, phone)
   values ($1, $2, $3, $4, $5, $6) returning *`;
 
@@ -186,9 +192,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       },
       sql: {
         async run(pool) {
-          const position = await pool.query<{ txid: string; seq: string }>(FEED_POSITION, [company, pickOne(ctx.feedAfter)]);
-          const { txid, seq } = position.rows[0];
-          await pool.query(FEED_PAGE, [company, txid, seq, 101]);
+          await pool.query(FEED_PAGE_AFTER, [company, pickOne(ctx.feedAfter), 100]);
         },
       },
     },
