@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { GuardedClient, SafePool } from './pg-guards.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -30,68 +31,6 @@ const QUERY_TIMEOUT_GRACE_MS = 2_000;
 /** /readyz answers within this bound even when the database is silent. */
 const PING_TIMEOUT_MS = 3_000;
 
-/**
- * Makes a pooled client safe to lose:
- * - a client checked out of the pool (a transaction) whose connection breaks emits 'error' with no
- *   listener, which would crash the process; its queries fail anyway, so the event is only logged;
- * - a query that hits query_timeout leaves the connection waiting for an answer that may never come,
- *   so the connection is destroyed: queued queries (the transaction's rollback) fail at once and the
- *   pool drops the client instead of handing it out again.
- */
-function guardClient(client: pg.PoolClient, logger?: { error(obj: unknown, msg?: string): void }) {
-  client.on('error', (error) => logger?.error({ err: error }, 'database connection failed'));
-  const dropOnTimeout = (error: unknown) => {
-    if (error instanceof Error && error.message === 'Query read timeout') {
-      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-    }
-  };
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    const callback = args.at(-1);
-    if (typeof callback === 'function') {
-      args[args.length - 1] = (error: unknown, result: unknown) => {
-        if (error) dropOnTimeout(error);
-        callback(error, result);
-      };
-      return query(...args);
-    }
-    const result = query(...args);
-    if (result instanceof Promise) result.catch(dropOnTimeout);
-    return result;
-  };
-}
-
-/**
- * A client checked out with `pool.connect()` goes back to the pool as soon as its connection breaks, and
- * a later release() is a no-op. Drizzle's transaction() sends BEGIN before its try/finally, so a BEGIN
- * that fails on a cut connection never releases the client: without this every such failure during an
- * outage leaks a pool slot, and once `max` have leaked the service stays down after the database is back.
- */
-function returnBrokenClients(pool: pg.Pool) {
-  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | undefined;
-  (pool as unknown as { connect: (callback?: unknown) => unknown }).connect = (callback?: unknown) => {
-    // The callback form is pg-pool's own pool.query(), which always releases.
-    if (callback) return connect(callback);
-    return (connect() as Promise<pg.PoolClient>).then((client) => {
-      const release = client.release.bind(client);
-      let released = false;
-      const onError = (error: Error) => {
-        if (released) return;
-        released = true;
-        release(error);
-      };
-      client.once('error', onError);
-      client.release = (error?: Error | boolean) => {
-        client.off('error', onError);
-        if (released) return;
-        released = true;
-        release(error);
-      };
-      return client;
-    });
-  };
-}
-
 /** Database handles that must not use named prepared statements (DATABASE_PREPARED_STATEMENTS=false). */
 const unnamedOnly = new WeakSet<object>();
 
@@ -111,7 +50,8 @@ export async function createDatabase(
   if (config.DATABASE_URL) {
     const { drizzle } = await import('drizzle-orm/node-postgres');
     const direct = config.DATABASE_PREPARED_STATEMENTS ?? true;
-    const pool = new pg.Pool({
+    const pool = new SafePool({
+      Client: GuardedClient,
       connectionString: config.DATABASE_URL,
       max: config.DATABASE_POOL_SIZE,
       connectionTimeoutMillis: 5_000,
@@ -127,8 +67,11 @@ export async function createDatabase(
     });
     // An idle client losing its connection (database restart) must not crash the process.
     pool.on('error', (error) => logger?.error({ err: error }, 'idle database connection failed'));
-    pool.on('connect', (client) => guardClient(client, logger));
-    returnBrokenClients(pool);
+    // A checked-out client (a transaction) whose connection breaks emits 'error' with no pool listener,
+    // which would crash the process; its queries fail anyway, so the event is only logged.
+    pool.on('connect', (client) =>
+      client.on('error', (error) => logger?.error({ err: error }, 'database connection failed')),
+    );
     const db = drizzle({ client: pool, schema }) as unknown as Db;
     if (!direct) unnamedOnly.add(db);
     let closing: Promise<void> | undefined;
