@@ -7,18 +7,28 @@ import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envel
 import { uuidString } from './formats.js';
 import { GetQuery, type Page } from './list-query.js';
 
-/** The five operations every resource offers, called with the company id explicitly. */
-export interface CrudService<TRecord, TCreate, TUpdate, TListQuery> {
-  list(db: Db, companyId: string, query: TListQuery): Promise<Page<TRecord>>;
+/**
+ * The five operations every resource offers, called with the company id explicitly. A list item may
+ * embed less than the record that get, create and update answer; create may answer more (a secret).
+ */
+export interface CrudService<TItem, TRecord, TCreate, TUpdate, TListQuery, TCreated extends TRecord = TRecord> {
+  list(db: Db, companyId: string, query: TListQuery): Promise<Page<TItem>>;
   get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<TRecord>;
-  create(db: Db, actor: Actor, body: TCreate): Promise<TRecord>;
+  create(db: Db, actor: Actor, body: TCreate): Promise<TCreated>;
   update(db: Db, actor: Actor, uuid: string, body: TUpdate): Promise<TRecord>;
   remove(db: Db, actor: Actor, uuid: string): Promise<void>;
 }
 
 export const UuidParams = z.strictObject({ uuid: uuidString.describe('The record id.') });
 
-export interface CrudRoutesOptions<TRecord, TCreate extends z.ZodType, TUpdate extends z.ZodType, TList extends z.ZodType> {
+export interface CrudRoutesOptions<
+  TItem,
+  TRecord,
+  TCreated extends TRecord,
+  TCreate extends z.ZodType,
+  TUpdate extends z.ZodType,
+  TList extends z.ZodType,
+> {
   /** Collection path under /api/v1, e.g. '/customers'. */
   path: string;
   tag: string;
@@ -26,14 +36,15 @@ export interface CrudRoutesOptions<TRecord, TCreate extends z.ZodType, TUpdate e
   noun: string;
   /** The key of the array in list responses, e.g. 'customers'. */
   plural: string;
-  listItem: z.ZodType;
-  record: z.ZodType;
+  listItem: z.ZodType<TItem>;
+  record: z.ZodType<TRecord>;
   /** The create answer when it differs from the record (e.g. a secret shown only once). */
-  createdRecord?: z.ZodType;
+  createdRecord?: z.ZodType<TCreated>;
   createBody: TCreate;
   updateBody: TUpdate;
   listQuery: TList;
-  service: CrudService<TRecord, z.infer<TCreate>, z.infer<TUpdate>, z.infer<TList>>;
+  /** Checked against the schemas above, which document its answers. */
+  service: CrudService<NoInfer<TItem>, NoInfer<TRecord>, z.infer<TCreate>, z.infer<TUpdate>, z.infer<TList>, NoInfer<TCreated>>;
   descriptions?: Partial<Record<'list' | 'get' | 'create' | 'update' | 'remove', string>>;
   addon?: Addon;
 }
@@ -41,10 +52,14 @@ export interface CrudRoutesOptions<TRecord, TCreate extends z.ZodType, TUpdate e
 const SECURITY: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
 /** Registers list, get, create, PUT/PATCH update and soft delete for one resource, the same way for all. */
-export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate extends z.ZodType, TList extends z.ZodType>(
-  parent: FastifyInstance,
-  options: CrudRoutesOptions<TRecord, TCreate, TUpdate, TList>,
-): void {
+export function registerCrudRoutes<
+  TItem,
+  TRecord,
+  TCreated extends TRecord,
+  TCreate extends z.ZodType,
+  TUpdate extends z.ZodType,
+  TList extends z.ZodType,
+>(parent: FastifyInstance, options: CrudRoutesOptions<TItem, TRecord, TCreated, TCreate, TUpdate, TList>): void {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const { path, tag, noun, plural, service, descriptions = {} } = options;
   const lowerNoun = noun.toLowerCase();
@@ -56,12 +71,13 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
   // Get, create and update answer one record: they carry its ETag (src/plugins/etag.ts).
   const recordConfig = { ...config, etag: true };
   // A create answer with fields a GET never shows (a secret) carries the ETag of the record without them.
+  const { record, createdRecord } = options;
   const createOnly =
-    options.createdRecord instanceof z.ZodObject && options.record instanceof z.ZodObject
-      ? Object.keys(options.createdRecord.shape).filter((key) => !(key in (options.record as z.ZodObject).shape))
+    createdRecord instanceof z.ZodObject && record instanceof z.ZodObject
+      ? Object.keys(createdRecord.shape).filter((key) => !(key in record.shape))
       : [];
   const createConfig = { ...recordConfig, etagOmit: createOnly };
-  const single = okSchema(options.record);
+  const single = okSchema(record);
   const db = () => app.deps.database.db;
 
   app.get(
@@ -114,7 +130,7 @@ export function registerCrudRoutes<TRecord, TCreate extends z.ZodType, TUpdate e
         description: descriptions.create,
         security: SECURITY,
         body: options.createBody,
-        response: { 200: options.createdRecord ? okSchema(options.createdRecord) : single, ...errorResponses(409, 413) },
+        response: { 200: createdRecord ? okSchema(createdRecord) : single, ...errorResponses(409, 413) },
       },
     },
     async (request) => ok(await service.create(db(), actorOf(request), request.body as z.infer<TCreate>)),

@@ -29,7 +29,7 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
     const row = await repository.insertCustomer(changes.tx, {
       ...(bodyToColumns(body) as Omit<repository.CustomerInsert, 'companyId' | 'uuid'>),
@@ -38,17 +38,17 @@ async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
     });
     // The inserted row is the record a GET would read: no second read.
     changes.created('customer', uuid, toCustomerResponse(row));
-    changes.answer('customer', uuid);
-  })) as CustomerResponse;
+    return changes.answer('customer', uuid);
+  });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBody) {
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     await changes.target('customer', uuid);
     await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
     await repository.updateCustomer(changes.tx, actor.companyId, uuid, bodyToColumns(body));
-    changes.answer('customer', uuid);
-  })) as CustomerResponse;
+    return changes.answer('customer', uuid);
+  });
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -58,7 +58,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const customersService: CrudService<CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
+export const customersService: CrudService<CustomerResponse, CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
   list,
   get,
   create,

@@ -6,14 +6,14 @@ import type { UrlSigner } from '../../storage/url-signer.js';
 import { getCompany } from '../companies/companies.service.js';
 import { customersService } from '../customers/customers.service.js';
 import type { CustomerResponse } from '../customers/customers.schemas.js';
-import { readEstimate, updateEstimateWithAnswer } from '../estimates/estimates.service.js';
+import { estimatesService, updateEstimateWithAnswer } from '../estimates/estimates.service.js';
 import type { EstimateResponse, UpdateEstimateBody } from '../estimates/estimates.schemas.js';
 import { lockInvoice } from '../invoices/invoice-settlement.js';
-import { getInvoice, invoicesService } from '../invoices/invoices.service.js';
+import { invoicesService } from '../invoices/invoices.service.js';
 import type { InvoiceResponse } from '../invoices/invoices.schemas.js';
 import { lockJob } from '../jobs/jobs.repository.js';
 import { jobsService } from '../jobs/jobs.service.js';
-import type { JobListItem } from '../jobs/jobs.schemas.js';
+import type { JobResponse } from '../jobs/jobs.schemas.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import type { TemplateResponse } from '../templates/templates.schemas.js';
 import { toTemplateResponse } from '../templates/templates.mapper.js';
@@ -82,7 +82,7 @@ function customerName(customer: CustomerResponse): string {
 }
 
 /** The job's service address when it has one, else the customer's physical address. */
-function serviceAddress(customer: CustomerResponse, job: JobListItem | null): string[] {
+function serviceAddress(customer: CustomerResponse, job: JobResponse | null): string[] {
   if (job?.service_address1) {
     return addressLines(job.service_address1, job.service_address2, cityLine(job.service_city, job.service_state, job.service_zip));
   }
@@ -119,7 +119,7 @@ async function parties(db: Db, companyId: string, customerUuid: string, jobUuid:
 export async function loadDocument(db: Db, kind: DocumentKind, record: SharedRecord): Promise<CustomerDocument> {
   const { companyId, uuid } = record;
   if (kind === 'estimate') {
-    const estimate = await readEstimate(db, companyId, uuid);
+    const estimate = await estimatesService.get(db, companyId, uuid, false);
     const template = await findTemplate(db, companyId, estimate.template.uuid, true);
     if (!template) throw notFound('Estimate');
     return {
@@ -130,7 +130,7 @@ export async function loadDocument(db: Db, kind: DocumentKind, record: SharedRec
       signature: await findEstimateSignature(db, companyId, uuid),
     };
   }
-  const invoice = await getInvoice(db, companyId, uuid, false);
+  const invoice = await invoicesService.get(db, companyId, uuid, false);
   return {
     kind,
     ...(await parties(db, companyId, invoice.customer.uuid, invoice.job?.uuid ?? null)),

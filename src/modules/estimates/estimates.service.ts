@@ -99,27 +99,22 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
   return columns;
 }
 
-/** One estimate as its GET answers it (also what its documents show). */
-export async function readEstimate(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<EstimateResponse> {
-  const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
-  if (!detail) throw notFound('Estimate');
-  return toEstimateResponse(detail);
-}
-
 async function list(db: Db, companyId: string, query: ListEstimatesQuery) {
   const page = await repository.listEstimates(db, companyId, query);
   return { items: page.items.map(toEstimateListItem), pagination: page.pagination };
 }
 
-function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  return readEstimate(db, companyId, uuid, includeDeleted);
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<EstimateResponse> {
+  const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
+  if (!detail) throw notFound('Estimate');
+  return toEstimateResponse(detail);
 }
 
 async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
   // Everything runs on the transaction's connection; the number is taken last so the counter lock is held briefly.
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
@@ -141,8 +136,8 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
       pricingType: template.pricingType,
     });
     changes.created('estimate', uuid);
-    changes.answer('estimate', uuid);
-  })) as EstimateResponse;
+    return changes.answer('estimate', uuid);
+  });
 }
 
 /** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */
@@ -165,7 +160,7 @@ export interface EstimateAnswer {
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBody, answer?: EstimateAnswer) {
   const { companyId } = actor;
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     const existing = await changes.target<repository.EstimateRow>('estimate', uuid);
     // Checked under the row lock: of two simultaneous answers, the second finds the first's status.
@@ -178,8 +173,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
     const amounts = await repricedAmounts(tx, existing, body);
     await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts, ...answer?.signature });
-    changes.answer('estimate', uuid);
-  })) as EstimateResponse;
+    return changes.answer('estimate', uuid);
+  });
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -213,8 +208,7 @@ export async function previewEstimate(db: Db, companyId: string, body: PreviewEs
   return previewOf(pricing, body, template.taxRate);
 }
 
-/** Typed by the list item: a full record (get, create, update) is a list item with more embedded objects. */
-export const estimatesService: CrudService<EstimateListItem, CreateEstimateBody, UpdateEstimateBody, ListEstimatesQuery> = {
+export const estimatesService: CrudService<EstimateListItem, EstimateResponse, CreateEstimateBody, UpdateEstimateBody, ListEstimatesQuery> = {
   list,
   get,
   create,
@@ -229,5 +223,5 @@ registerRecordedType('estimate', {
   table: estimates,
   noun: 'Estimate',
   embeds: ['customer', 'job', 'template', 'location'],
-  load: (db, companyId, uuid) => readEstimate(db, companyId, uuid, true),
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
 });

@@ -7,33 +7,58 @@ import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, type TenantTable } from '../../shared/tenant-table.js';
 import { insertEventsWithDeliveries, type NewEvent } from './events.repository.js';
 import type { EventType, ObjectType } from './events.schemas.js';
+import type { CustomerResponse } from '../customers/customers.schemas.js';
+import type { EstimateResponse } from '../estimates/estimates.schemas.js';
+import type { InvoiceResponse } from '../invoices/invoices.schemas.js';
+import type { JobPhotoResponse } from '../job-photos/job-photos.schemas.js';
+import type { JobResponse } from '../jobs/jobs.schemas.js';
+import type { LocationResponse } from '../locations/locations.schemas.js';
+import type { PaymentResponse } from '../payments/payments.schemas.js';
+import type { TemplateResponse } from '../templates/templates.schemas.js';
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
   photoLinks?: unknown;
 }
 
+/** Each recorded object type's record, as its GET with include_deleted=true answers it. */
+export interface RecordedObjects {
+  location: LocationResponse;
+  customer: CustomerResponse;
+  job: JobResponse;
+  job_photo: JobPhotoResponse;
+  template: TemplateResponse;
+  estimate: EstimateResponse;
+  invoice: InvoiceResponse;
+  payment: PaymentResponse;
+}
+
+/** The one untyped view of a record: field by field, for diffing and ETags. */
 type ApiRecord = Record<string, unknown>;
 
 /** How the recorder reads one object type: the record as its GET with include_deleted=true answers it. */
-export interface RecordedType {
+export interface RecordedType<T> {
   table: TenantTable;
   /** Noun of the 404 for a missing target. */
   noun: string;
   /** Top-level fields that are embedded objects: left out of previous_attributes. */
-  embeds: readonly string[];
-  load(db: Db, companyId: string, uuid: string, context: ChangeContext): Promise<unknown>;
+  embeds: ReadonlyArray<keyof T & string>;
+  load(db: Db, companyId: string, uuid: string, context: ChangeContext): Promise<T>;
 }
 
-const registry = new Map<ObjectType, RecordedType>();
+// Mapped over the keys of RecordedObjects so that an index by a generic key keeps its type.
+type RecordedTypes = { [K in keyof RecordedObjects]: RecordedType<RecordedObjects[K]> };
+type RecordsByUuid = { [K in keyof RecordedObjects]: Map<string, RecordedObjects[K]> };
+
+const registry: Partial<RecordedTypes> = {};
 
 /** Each module registers its loader next to its mapper, so the event carries exactly what its GET answers. */
-export function registerRecordedType(type: ObjectType, definition: RecordedType): void {
-  registry.set(type, definition);
+export function registerRecordedType<K extends keyof RecordedObjects>(type: K, definition: RecordedTypes[K]): void {
+  registry[type] = definition;
 }
 
-function definitionOf(type: ObjectType): RecordedType {
-  const definition = registry.get(type);
+function definitionOf<K extends keyof RecordedObjects>(type: K): RecordedType<RecordedObjects[K]> {
+  const definition = registry[type];
   if (!definition) throw new Error(`No loader registered for ${type}`);
   return definition;
 }
@@ -45,9 +70,23 @@ interface Entry {
   /** Already recorded by complete(). */
   done?: boolean;
   before: ApiRecord | null;
-  /** A created record the caller already holds in its GET form. */
-  given?: unknown;
-  after?: ApiRecord;
+  /** created() was given the record in its GET form: it is not read again. */
+  given?: boolean;
+}
+
+/** The record a write answers with (see Changes.answer); recordChanges resolves to it. */
+export class Answer<T> {
+  constructor(
+    private readonly key: string,
+    private readonly read: () => T | undefined,
+  ) {}
+
+  /** The record as read at the end of the transaction. */
+  value(): T {
+    const record = this.read();
+    if (record === undefined) throw new Error(`The answer ${this.key} is not a record this write changed`);
+    return record;
+  }
 }
 
 /** The fields whose value changed, with their old values; updated_at and embedded objects left out. */
@@ -66,7 +105,8 @@ export function previousAttributes(before: ApiRecord, after: ApiRecord, embeds: 
  */
 export class Changes {
   private readonly entries = new Map<string, Entry>();
-  private answerKey: string | null = null;
+  /** Every entry's record as given to created() or read at the end, typed by object type. */
+  private readonly records: Partial<RecordsByUuid> = {};
 
   constructor(
     readonly tx: Db,
@@ -94,7 +134,7 @@ export class Changes {
       known.kind = 'target';
       return row;
     }
-    const before = (await definition.load(this.tx, this.companyId, uuid, this.context)) as ApiRecord;
+    const before = await definition.load(this.tx, this.companyId, uuid, this.context);
     assertIfMatch(this.actor.ifMatch, before);
     this.entries.set(key, { type, uuid, kind: 'target', before });
     return row;
@@ -108,18 +148,19 @@ export class Changes {
     const definition = definitionOf(type);
     const row = await findRow(this.tx, definition.table, this.companyId, uuid, { includeDeleted: true, lock: true });
     if (!row) return;
-    const before = (await definition.load(this.tx, this.companyId, uuid, this.context)) as ApiRecord;
+    const before = await definition.load(this.tx, this.companyId, uuid, this.context);
     this.entries.set(key, { type, uuid, kind: 'touched', before });
   }
 
   /** A record this write created; `record` is its GET form when the caller already has it. */
-  created(type: ObjectType, uuid: string, record?: unknown): void {
-    this.entries.set(`${type}:${uuid}`, { type, uuid, kind: 'created', before: null, given: record });
+  created<K extends keyof RecordedObjects>(type: K, uuid: string, record?: RecordedObjects[K]): void {
+    this.entries.set(`${type}:${uuid}`, { type, uuid, kind: 'created', before: null, given: record !== undefined });
+    if (record !== undefined) this.recordsOf(type).set(uuid, record);
   }
 
-  /** The record recordChanges answers with: as read at the end of the transaction. */
-  answer(type: ObjectType, uuid: string): void {
-    this.answerKey = `${type}:${uuid}`;
+  /** Names the record recordChanges answers with, as read at the end of the transaction: return it from the write. */
+  answer<K extends keyof RecordedObjects>(type: K, uuid: string): Answer<RecordedObjects[K]> {
+    return new Answer(`${type}:${uuid}`, () => this.recordsOf(type).get(uuid));
   }
 
   /**
@@ -135,7 +176,7 @@ export class Changes {
   }
 
   /** Reads every remembered record again and records one event per changed record; primary records first. */
-  async flush(): Promise<unknown> {
+  async flush(): Promise<void> {
     const ordered = [...this.entries.values()]
       .filter((entry) => !entry.done)
       .sort((a, b) => Number(a.kind === 'touched') - Number(b.kind === 'touched'));
@@ -145,45 +186,65 @@ export class Changes {
       if (event) batch.push(event);
     }
     await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
-    return this.answerKey ? this.entries.get(this.answerKey)?.after : undefined;
+  }
+
+  private recordsOf<K extends keyof RecordedObjects>(type: K): Map<string, RecordedObjects[K]> {
+    const known = this.records[type];
+    if (known) return known;
+    const records: RecordsByUuid[K] = new Map();
+    this.records[type] = records;
+    return records;
+  }
+
+  /** The record as it is now (or as created() was given it), remembered for the answer. */
+  private async read<K extends keyof RecordedObjects>(type: K, uuid: string, given: boolean): Promise<RecordedObjects[K]> {
+    const records = this.recordsOf(type);
+    const known = given ? records.get(uuid) : undefined;
+    if (known !== undefined) return known;
+    const record = await definitionOf(type).load(this.tx, this.companyId, uuid, this.context);
+    records.set(uuid, record);
+    return record;
   }
 
   private async eventFor(entry: Entry): Promise<NewEvent | null> {
-    const definition = definitionOf(entry.type);
-    const after = (entry.given ?? (await definition.load(this.tx, this.companyId, entry.uuid, this.context))) as ApiRecord;
-    entry.after = after;
-    const event = eventOf(entry, after, definition);
+    const after = await this.read(entry.type, entry.uuid, entry.given === true);
+    const event = eventOf(entry, after, definitionOf(entry.type).embeds);
     if (!event) return null;
     return { companyId: this.companyId, uuid: uuidv7(), type: event.type, objectType: entry.type, objectUuid: entry.uuid, data: event.data };
   }
 }
 
-function eventOf(entry: Entry, after: ApiRecord, definition: RecordedType): { type: EventType; data: unknown } | null {
+function eventOf(entry: Entry, after: ApiRecord, embeds: readonly string[]): { type: EventType; data: unknown } | null {
   if (entry.kind === 'created' || entry.before === null) return { type: `${entry.type}.created`, data: { object: after } };
   const before = entry.before;
   if (before.deleted_at == null && after.deleted_at != null) return { type: `${entry.type}.deleted`, data: { object: after } };
   if (JSON.stringify(before) === JSON.stringify(after)) return null;
   return {
     type: `${entry.type}.updated`,
-    data: { object: after, previous_attributes: previousAttributes(before, after, definition.embeds) },
+    data: { object: after, previous_attributes: previousAttributes(before, after, embeds) },
   };
 }
 
+type Write<R> = (changes: Changes) => Promise<R>;
+
 /**
  * Runs a write in one transaction that records its events (DECISIONS §9.1): the write remembers what it
- * changes through `changes`, and the events are written before the commit. Answers the record named
- * with changes.answer(), as read at the end of the transaction.
+ * changes through `changes`, and the events are written before the commit. A write that returns
+ * changes.answer(type, uuid) resolves to that record, as read at the end of the transaction.
  */
-export async function recordChanges(
+export function recordChanges<T>(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<Answer<T>>, context?: ChangeContext): Promise<T>;
+export function recordChanges(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<void>, context?: ChangeContext): Promise<void>;
+export async function recordChanges<T>(
   db: Db,
   actor: Pick<Actor, 'companyId' | 'ifMatch'>,
-  write: (changes: Changes) => Promise<void>,
+  write: Write<Answer<T> | void>,
   context: ChangeContext = {},
-): Promise<unknown> {
+): Promise<T | void> {
   return db.transaction(async (tx) => {
     markRecording(tx);
     const changes = new Changes(tx, actor, context);
-    await write(changes);
-    return changes.flush();
+    const answer = await write(changes);
+    await changes.flush();
+    return answer instanceof Answer ? answer.value() : undefined;
   });
 }

@@ -127,8 +127,7 @@ async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
   return { items: page.items.map(toInvoiceListItem), pagination: page.pagination };
 }
 
-/** One invoice as its GET answers it (also what its documents show). */
-export async function getInvoice(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceResponse> {
+async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceResponse> {
   const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
   if (!row) throw notFound('Invoice');
   return toInvoiceResponse(row);
@@ -141,7 +140,7 @@ export async function getInvoice(db: Db, companyId: string, uuid: string, includ
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
@@ -178,13 +177,13 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       status,
     });
     changes.created('invoice', uuid);
-    changes.answer('invoice', uuid);
-  })) as InvoiceResponse;
+    return changes.answer('invoice', uuid);
+  });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {
   const { companyId } = actor;
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     const invoice = await changes.target<repository.InvoiceRow>('invoice', uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
@@ -201,8 +200,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
     const columns = { ...bodyToColumns(body, { skip: ['status', ...AMOUNT_FIELDS] }), ...repriced?.columns };
     if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
     await settleInvoice(changes, current, status);
-    changes.answer('invoice', uuid);
-  })) as InvoiceResponse;
+    return changes.answer('invoice', uuid);
+  });
 }
 
 /** Re-prices an invoice whose amount inputs change; its payments stay, so the total may not fall below them. */
@@ -233,9 +232,9 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const invoicesService: CrudService<InvoiceResponse | InvoiceListItem, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
+export const invoicesService: CrudService<InvoiceListItem, InvoiceResponse, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
   list,
-  get: getInvoice,
+  get,
   create,
   update,
   remove,
@@ -245,5 +244,5 @@ registerRecordedType('invoice', {
   table: invoices,
   noun: 'Invoice',
   embeds: ['customer', 'job', 'estimate', 'location'],
-  load: (db, companyId, uuid) => getInvoice(db, companyId, uuid, true),
+  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
 });

@@ -39,7 +39,7 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 
 async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobResponse> {
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     await requireReferences(changes.tx, actor.companyId, body);
     await repository.insertJob(changes.tx, {
       ...(bodyToColumns(body, { money: MONEY_FIELDS }) as Omit<repository.JobInsert, 'companyId' | 'uuid'>),
@@ -49,12 +49,12 @@ async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobRes
       uuid,
     });
     changes.created('job', uuid);
-    changes.answer('job', uuid);
-  })) as JobResponse;
+    return changes.answer('job', uuid);
+  });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): Promise<JobResponse> {
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const current = await changes.target<repository.JobRow>('job', uuid);
     await requireReferences(changes.tx, actor.companyId, body);
     await repository.updateJob(changes.tx, actor.companyId, uuid, {
@@ -62,8 +62,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
       // Status moves are free; a timestamp already set is never re-stamped.
       ...(body.status ? statusTimestamps(body.status, current) : {}),
     });
-    changes.answer('job', uuid);
-  })) as JobResponse;
+    return changes.answer('job', uuid);
+  });
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -73,7 +73,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const jobsService: CrudService<JobListItem, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
+export const jobsService: CrudService<JobListItem, JobResponse, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
   list,
   get,
   create,

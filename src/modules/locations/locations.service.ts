@@ -38,7 +38,7 @@ async function takePrimary(changes: Changes, uuid: string | null) {
 
 async function create(db: Db, actor: Actor, body: CreateLocationBody) {
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     if (body.is_primary) await takePrimary(changes, null);
     const row = await repository.insertLocation(changes.tx, {
       ...(bodyToColumns(body) as Omit<repository.LocationInsert, 'companyId' | 'uuid'>),
@@ -46,19 +46,19 @@ async function create(db: Db, actor: Actor, body: CreateLocationBody) {
       uuid,
     });
     changes.created('location', uuid, toLocationResponse(row));
-    changes.answer('location', uuid);
-  })) as LocationResponse;
+    return changes.answer('location', uuid);
+  });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBody) {
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     // The primary lock first, as every primary change takes it, then the row.
     if (body.is_primary) await repository.lockPrimary(changes.tx, actor.companyId);
     await changes.target('location', uuid);
     if (body.is_primary) await takePrimary(changes, uuid);
     await repository.updateLocation(changes.tx, actor.companyId, uuid, bodyToColumns(body));
-    changes.answer('location', uuid);
-  })) as LocationResponse;
+    return changes.answer('location', uuid);
+  });
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -74,7 +74,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const locationsService: CrudService<LocationResponse, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {
+export const locationsService: CrudService<LocationResponse, LocationResponse, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {
   list,
   get,
   create,

@@ -61,7 +61,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const status = body.status ?? 'Completed';
   const processedAt = processedAtFor(status, body.processed_at, null);
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
     if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
@@ -83,34 +83,28 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     });
     changes.created('payment', uuid);
     await settleInvoice(changes, invoice);
-    changes.answer('payment', uuid);
-  })) as PaymentResponse;
+    return changes.answer('payment', uuid);
+  });
 }
 
 /**
- * Runs `change` with the payment's invoice locked, then the payment locked and re-read under that lock
- * (checked against If-Match); the lock order invoice -> payment is the one every payment write takes.
+ * Locks the payment's invoice, then the payment, re-read under that lock and checked against If-Match:
+ * the lock order invoice -> payment is the one every payment write takes.
  */
-async function withLockedInvoice(
-  db: Db,
-  actor: Actor,
-  paymentUuid: string,
-  change: (changes: Changes, payment: repository.PaymentRow, invoice: LockedInvoice) => Promise<void>,
-): Promise<unknown> {
-  const { companyId } = actor;
-  return recordChanges(db, actor, async (changes) => {
-    const unlocked = await repository.findPayment(changes.tx, companyId, paymentUuid);
-    if (!unlocked) throw notFound('Payment');
-    const invoice = await lockInvoice(changes.tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
-    if (!invoice) throw notFound('Payment');
-    const payment = await changes.target<repository.PaymentRow>('payment', paymentUuid);
-    await change(changes, payment, invoice);
-  });
+async function lockPaymentAndInvoice(changes: Changes, paymentUuid: string) {
+  const { tx, companyId } = changes;
+  const unlocked = await repository.findPayment(tx, companyId, paymentUuid);
+  if (!unlocked) throw notFound('Payment');
+  const invoice = await lockInvoice(tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
+  if (!invoice) throw notFound('Payment');
+  const payment = await changes.target<repository.PaymentRow>('payment', paymentUuid);
+  return { payment, invoice };
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBody) {
   const { companyId } = actor;
-  return (await withLockedInvoice(db, actor, uuid, async (changes, payment, invoice) => {
+  return recordChanges(db, actor, async (changes) => {
+    const { payment, invoice } = await lockPaymentAndInvoice(changes, uuid);
     const status = body.status ?? payment.status;
     checkPaymentTransition(payment.status, status);
     if (status === 'Completed' && payment.status !== 'Completed') requireIssued(invoice, 'status');
@@ -126,19 +120,20 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdatePaymentBod
       processedAt: processedAtFor(status, body.processed_at, payment.processedAt),
     });
     await settleInvoice(changes, invoice);
-    changes.answer('payment', uuid);
-  })) as PaymentResponse;
+    return changes.answer('payment', uuid);
+  });
 }
 
 /** A deleted Completed payment stops counting: the invoice is settled again. */
 async function remove(db: Db, actor: Actor, uuid: string) {
-  await withLockedInvoice(db, actor, uuid, async (changes, _payment, invoice) => {
+  await recordChanges(db, actor, async (changes) => {
+    const { invoice } = await lockPaymentAndInvoice(changes, uuid);
     await repository.softDeletePayment(changes.tx, actor.companyId, uuid);
     await settleInvoice(changes, invoice);
   });
 }
 
-export const paymentsService: CrudService<PaymentResponse | PaymentListItem, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
+export const paymentsService: CrudService<PaymentListItem, PaymentResponse, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
   list,
   get,
   create,

@@ -85,7 +85,7 @@ async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
   const columns = toColumns(body);
   checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
   const uuid = uuidv7();
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const row = await repository.insertTemplate(changes.tx, {
       ...columns,
       name: body.name,
@@ -94,18 +94,18 @@ async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
       uuid,
     });
     changes.created('template', uuid, toTemplateResponse(row));
-    changes.answer('template', uuid);
-  })) as TemplateResponse;
+    return changes.answer('template', uuid);
+  });
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBody) {
-  return (await recordChanges(db, actor, async (changes) => {
+  return recordChanges(db, actor, async (changes) => {
     const existing = await changes.target<repository.TemplateRow>('template', uuid);
     const columns = toColumns(body);
     checkPricingFields({ ...existing, ...columns });
     await repository.updateTemplate(changes.tx, actor.companyId, uuid, columns);
-    changes.answer('template', uuid);
-  })) as TemplateResponse;
+    return changes.answer('template', uuid);
+  });
 }
 
 async function remove(db: Db, actor: Actor, uuid: string) {
@@ -115,7 +115,7 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
-export const templatesService: CrudService<TemplateResponse, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
+export const templatesService: CrudService<TemplateResponse, TemplateResponse, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
   list,
   get,
   create,

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
@@ -14,6 +15,7 @@ import { toDeliveryResponse, toEndpointResponse } from './webhooks.mapper.js';
 import * as repository from './webhooks.repository.js';
 import {
   MAX_LIVE_ENDPOINTS,
+  type CreatedWebhookEndpoint,
   type CreateWebhookEndpointBody,
   type ListDeliveriesQuery,
   type ListWebhookEndpointsQuery,
@@ -34,7 +36,14 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
     }
   }
 
-  const endpoints: CrudService<WebhookEndpointResponse, CreateWebhookEndpointBody, UpdateWebhookEndpointBody, ListWebhookEndpointsQuery> = {
+  const endpoints: CrudService<
+    WebhookEndpointResponse,
+    WebhookEndpointResponse,
+    CreateWebhookEndpointBody,
+    UpdateWebhookEndpointBody,
+    ListWebhookEndpointsQuery,
+    z.infer<typeof CreatedWebhookEndpoint>
+  > = {
     async list(db: Db, companyId: string, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointResponse>> {
       const page = await repository.listEndpoints(db, companyId, query);
       return { items: page.items.map(toEndpointResponse), pagination: page.pagination };
