@@ -1,8 +1,9 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
+import { isTransaction, prepared } from '../../db/perf/prepared.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
@@ -39,22 +40,36 @@ export async function findJobWithRelations(
   uuid: string,
   includeDeleted = false,
 ): Promise<JobWithRelations | null> {
-  const rows = await db
-    .select({
-      job: jobs,
-      customer: customerColumns,
-      locationUuid: locations.uuid,
-      locationName: locations.name,
-      userId: users.uuid,
-      userFirstName: users.firstName,
-      userLastName: users.lastName,
-    })
-    .from(jobs)
-    .innerJoin(customers, customerOfJob)
-    .leftJoin(locations, and(eq(locations.companyId, jobs.companyId), eq(locations.uuid, jobs.locationUuid)))
-    .leftJoin(users, and(eq(users.companyId, jobs.companyId), eq(users.uuid, jobs.assignedToUserId)))
-    .where(byUuid(jobs, companyId, uuid, includeDeleted))
-    .limit(1);
+  // Outside a transaction (a GET) the statement is prepared once per filter shape: a hot read.
+  const build = (where: SQL) =>
+    db
+      .select({
+        job: jobs,
+        customer: customerColumns,
+        locationUuid: locations.uuid,
+        locationName: locations.name,
+        userId: users.uuid,
+        userFirstName: users.firstName,
+        userLastName: users.lastName,
+      })
+      .from(jobs)
+      .innerJoin(customers, customerOfJob)
+      .leftJoin(locations, and(eq(locations.companyId, jobs.companyId), eq(locations.uuid, jobs.locationUuid)))
+      .leftJoin(users, and(eq(users.companyId, jobs.companyId), eq(users.uuid, jobs.assignedToUserId)))
+      .where(where)
+      .limit(1);
+  type Row = Awaited<ReturnType<typeof build>>[number];
+  const rows: Row[] = isTransaction(db)
+    ? await build(byUuid(jobs, companyId, uuid, includeDeleted))
+    : ((await prepared(db, `find_job_with_relations_${includeDeleted ? 'any' : 'live'}`, () =>
+        build(
+          and(
+            eq(jobs.companyId, sql.placeholder('companyId')),
+            eq(jobs.uuid, sql.placeholder('uuid')),
+            includeDeleted ? undefined : isNull(jobs.deletedAt),
+          ) as SQL,
+        ),
+      ).execute({ companyId, uuid })) as Row[]);
   const row = rows[0];
   if (!row) return null;
   return {
