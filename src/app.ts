@@ -1,5 +1,5 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { serializerCompiler as _zodSerializer, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -45,8 +45,6 @@ declare module 'fastify' {
   }
 }
 
-void _zodSerializer;
-
 function trustProxySetting(value: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
   // `true` is refused by the configuration (any client could choose its address).
   if (value === undefined || value === 'false') return false;
@@ -57,12 +55,11 @@ function trustProxySetting(value: string | undefined): boolean | string | ((addr
   return value;
 }
 
-/** Builds the application: plugins, then routes. Never listens, so tests build it too. */
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  return buildZodApp(deps) as unknown as FastifyInstance;
-}
+/** The application instance, typed with its zod type provider. */
+export type App = Awaited<ReturnType<typeof buildApp>>;
 
-async function buildZodApp(deps: AppDeps) {
+/** Builds the application: plugins, then routes. Never listens, so tests build it too. */
+export async function buildApp(deps: AppDeps) {
   const { config, database } = deps;
   const app = Fastify({
     logger: deps.logger ?? loggerOptions(config),

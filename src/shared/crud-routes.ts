@@ -6,6 +6,7 @@ import { actorOf, type Actor, type Addon } from '../auth/principal.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
 import { uuidString } from './formats.js';
 import { GetQuery, type Page } from './list-query.js';
+import { SECURITY } from './openapi.js';
 
 /**
  * The five operations every resource offers, called with the company id explicitly. A list item may
@@ -48,8 +49,6 @@ export interface CrudRoutesOptions<
   descriptions?: Partial<Record<'list' | 'get' | 'create' | 'update' | 'remove', string>>;
   addon?: Addon;
 }
-
-const SECURITY: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
 
 /** Registers list, get, create, PUT/PATCH update and soft delete for one resource, the same way for all. */
 export function registerCrudRoutes<
@@ -185,4 +184,3 @@ export function registerCrudRoutes<
   );
 }
 
-export { SECURITY };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import { CompanyResponse } from './companies.schemas.js';
 import { getCompany } from './companies.service.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../auth/principal.js';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { registerCrudRoutes, SECURITY } from '../../shared/crud-routes.js';
+import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import {
   ARITHMETIC,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { SECURITY, UuidParams } from '../../shared/crud-routes.js';
+import { UuidParams } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, okJson, okSchema, sendJson } from '../../shared/envelope.js';
 import { EventResponse, EventsPage, ListEventsQuery } from './events.schemas.js';
 import { getEvent, listEvents } from './events.service.js';

@@ -4,7 +4,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { AppError } from '../../errors.js';
 import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { actorOf } from '../../auth/principal.js';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
 import { requestLinkBase } from '../../shared/urls.js';

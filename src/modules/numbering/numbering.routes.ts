@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, MessageSchema, ok } from '../../shared/envelope.js';
 import { NumberingResponse, UpdateNumberingBody } from './numbering.schemas.js';
 import { getNumbering, updateNumbering } from './numbering.service.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { SECURITY } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, ok } from '../../shared/envelope.js';
 import { ListUsersQuery, UserResponse } from './users.schemas.js';
 import { listCompanyUsers } from './users.service.js';

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { SECURITY, registerCrudRoutes, UuidParams } from '../../shared/crud-routes.js';
+import { registerCrudRoutes, UuidParams } from '../../shared/crud-routes.js';
+import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, ok, okSchema } from '../../shared/envelope.js';
 import { systemResolveHost } from './address-safety.js';
 import { createWebhookEndpointsService, listDeliveries, retryDelivery } from './webhooks.service.js';
