@@ -55,6 +55,8 @@ const RATIOS: Array<{ id: string; of: string; mark: number }> = [
   { id: 'W3H', of: 'W3', mark: 0.85 },
   { id: 'E1', of: 'W1', mark: 1.0 },
   { id: 'E2', of: 'W1', mark: 1.0 },
+  { id: 'W1', of: 'T1', mark: 5.0 },
+  { id: 'W5', of: 'T5', mark: 0.8 },
 ];
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -103,8 +105,13 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(databaseUrl: string, workDir: string, extraEnv: Record<string, string> = {}): Promise<Server> {
-  const { args, how } = serverCommand();
+async function startServer(
+  databaseUrl: string,
+  workDir: string,
+  extraEnv: Record<string, string> = {},
+  command: { args: string[]; how: string } = serverCommand(),
+): Promise<Server> {
+  const { args, how } = command;
   const port = await freePort();
   const logFile = path.join(workDir, 'server.log');
   const out = openSync(logFile, 'a');
@@ -486,7 +493,30 @@ function clusterTable(rows: ClusterRow[]): string {
   return [...lines, '', ...checks].join('\n');
 }
 
-/** W3H / W3 and E1 / W1 of this run, against their marks. */
+/**
+ * The reference server's table: a copy of the seeded customers with one index, the list order
+ * (company_id, created_at desc, uuid desc), and no trigger; made once per bench database (what the
+ * reference server's creates add stays there).
+ */
+async function ensureTightTable(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ ready: boolean }>(`select to_regclass('tight_customers_order_idx') is not null as ready`);
+    if (rows[0].ready) return;
+    const started = performance.now();
+    await client.query(`drop table if exists tight_customers`);
+    await client.query(`create table tight_customers (like customers including defaults)`);
+    await client.query(`insert into tight_customers select * from customers`);
+    await client.query(`create index tight_customers_order_idx on tight_customers (company_id, created_at desc, uuid desc)`);
+    await client.query(`vacuum analyze tight_customers`);
+    log(`Reference table: tight_customers copied in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The ratios of this run (W3H / W3, E1 / W1, W1 / T1, ...), against their marks. */
 function ratioLines(rows: Row[]): string[] {
   const lines: string[] = [];
   for (const { id, of, mark } of RATIOS) {
@@ -599,6 +629,19 @@ async function main() {
         for (const scenario of noWorker) rows.push(await runScenario({ url: second.url, pids: [second.child.pid!] }, scenario, urls.bench));
       } finally {
         await second.stop();
+      }
+    }
+    const tight = scenarios.filter((scenario) => scenario.server === 'tight');
+    if (tight.length > 0) {
+      await ensureTightTable(urls.bench);
+      const reference = await startServer(urls.bench, workDir, { COMPANY_ID: context.companyId }, {
+        args: ['--import', 'tsx', 'bench/tight-server.ts'],
+        how: 'reference server (bench/tight-server.ts)',
+      });
+      try {
+        for (const scenario of tight) rows.push(await runScenario({ url: reference.url, pids: [reference.child.pid!] }, scenario, urls.bench));
+      } finally {
+        await reference.stop();
       }
     }
     for (const line of ratioLines(rows)) log(line);

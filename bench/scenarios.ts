@@ -45,8 +45,9 @@ export interface Scenario {
   /**
    * 'no-worker': runs on a second server started with WEBHOOK_WORKER_ENABLED=false, after the main server's
    * scenarios, so that a write that enqueues deliveries is measured without the delivery work beside it.
+   * 'tight': runs on the reference server (bench/tight-server.ts), the yardstick of W1 and W5.
    */
-  server?: 'no-worker';
+  server?: 'no-worker' | 'tight';
 }
 
 const pickOne = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)];
@@ -285,6 +286,26 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         method: 'POST',
         headers: { ...auth, ...JSON_HEADERS },
         setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(fullCustomer()) }),
+      },
+    },
+    {
+      id: 'T1',
+      title: 'reference server: customers list (page of 50 + count)',
+      measures:
+        'W1 on the reference server (bench/tight-server.ts: Fastify + node-postgres, plain SQL, no auth, no validation) ' +
+        'over a copy of the customers with one index (the list order): the yardstick of W1 (mark: W1 >= 5x T1).',
+      server: 'tight',
+      request: { method: 'GET', setupRequest: (req) => ({ ...req, path: `/customers?page=${randomPage()}&limit=50` }) },
+    },
+    {
+      id: 'T5',
+      title: 'reference server: customer create, full body',
+      measures: 'W5 on the reference server: one INSERT ... RETURNING *, no trigger, no event (mark: W5 >= 0.8x T5).',
+      server: 'tight',
+      request: {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        setupRequest: (req) => ({ ...req, path: '/customers', body: json(fullCustomer()) }),
       },
     },
     {
