@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
+import { eventsOf } from './helpers/events.js';
+import { makeBillingSetup, makeInvoiceOf, makePayment } from './helpers/billing-factories.js';
 import { flatTemplate, makeEstimate, makeTemplate } from './helpers/estimates-factories.js';
 import { makeCompany, makeCustomer, type TestCompany } from './helpers/factories.js';
 
@@ -175,6 +177,35 @@ describe('PUT /numbering: one-time override', () => {
     expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 2, 12345, 'EST-12345', true));
     expect((await createEstimate()).estimate_number).toBe('EST-12345');
     expect((await createEstimate()).estimate_number).toBe('EST-12346');
+  });
+});
+
+describe('numbers written last', () => {
+  it('the created event and the search carry the number the create answered', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    expect((await putNumbering(company.key, { estimate: { prefix: 'Q/#.', padding: 3 } })).status).toBe(200);
+    const estimate = await createEstimate();
+    expect(estimate.estimate_number).toBe('Q/#.001');
+    const [created] = await eventsOf(ctx.app, company.key, estimate.uuid, 1);
+    expect(created.type).toBe('estimate.created');
+    expect(created.data.object).toEqual(estimate);
+    const found = await call(ctx.app, 'GET', '/api/v1/estimates?search=q/%23.001', { key: company.key });
+    expect(found.status).toBe(200);
+    expect(found.body.data.estimates.map((item: { uuid: string }) => item.uuid)).toEqual([estimate.uuid]);
+  });
+
+  it('writes the number into the record, not into a client object that holds the same key', async () => {
+    const setup = await makeBillingSetup(ctx.app, ctx.database);
+    const invoice = await makeInvoiceOf(ctx.app, setup, 100);
+    const details = { payment_number: null, note: '"payment_number":null' };
+    const payment = await makePayment(ctx.app, setup.company.key, invoice.uuid, 40, { payment_details: details });
+    expect(payment.payment_number).toBe('PAY-0001');
+    expect(payment.payment_details).toEqual(details);
+    const [created] = await eventsOf(ctx.app, setup.company.key, payment.uuid, 1);
+    expect(created.type).toBe('payment.created');
+    expect(created.data.object).toEqual(payment);
+    const [invoiceCreated] = await eventsOf(ctx.app, setup.company.key, invoice.uuid, 2);
+    expect(invoiceCreated.data.object.invoice_number).toBe(invoice.invoice_number);
   });
 });
 

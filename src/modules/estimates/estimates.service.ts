@@ -7,7 +7,7 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { allocateNumber } from '../numbering/numbering.service.js';
+import { assignNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import type { Tier } from '../templates/templates.schemas.js';
@@ -113,14 +113,12 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
-  // Everything runs on the transaction's connection; the number is taken last so the counter lock is held briefly.
   return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
     await requireJobAndLocation(tx, companyId, body);
     const pricing = priceEstimate(templatePrices(template), pricingInputOf(body));
-    const { number, seq } = await allocateNumber(tx, companyId, 'estimate');
     await repository.insertEstimate(tx, {
       ...bodyColumns(body),
       ...amountColumns(pricing.amounts),
@@ -128,14 +126,16 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
       uuid,
       customerUuid: body.customer_uuid,
       templateUuid: body.template_uuid,
-      estimateNumber: number,
-      estimateSeq: seq,
       createdByUserId: actor.userId,
       status: 'Pending',
       templateName: template.name,
       pricingType: template.pricingType,
     });
     changes.created('estimate', uuid);
+    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
+    await changes.flush();
+    const estimateNumber = await assignNumber(tx, companyId, 'estimate', uuid, changes.eventOf('estimate', uuid));
+    changes.amend('estimate', uuid, { estimate_number: estimateNumber });
     return changes.answer('estimate', uuid);
   });
 }

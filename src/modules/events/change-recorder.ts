@@ -67,8 +67,8 @@ interface Entry {
   type: ObjectType;
   uuid: string;
   kind: 'created' | 'target' | 'touched';
-  /** Already recorded by complete(). */
-  done?: boolean;
+  /** Already recorded (complete() or flush()): the event's uuid, or null when it recorded none. */
+  event?: string | null;
   before: ApiRecord | null;
   /** created() was given the record in its GET form: it is not read again. */
   given?: boolean;
@@ -152,10 +152,27 @@ export class Changes {
     this.entries.set(key, { type, uuid, kind: 'touched', before });
   }
 
+  /**
+   * A record the write changes as a side effect, already locked and read by the caller (`before`, its GET
+   * form): touch() without reading it again.
+   */
+  touched<K extends keyof RecordedObjects>(type: K, uuid: string, before: RecordedObjects[K]): void {
+    const key = `${type}:${uuid}`;
+    if (!this.entries.has(key)) this.entries.set(key, { type, uuid, kind: 'touched', before: before as unknown as ApiRecord });
+  }
+
   /** A record this write created; `record` is its GET form when the caller already has it. */
   created<K extends keyof RecordedObjects>(type: K, uuid: string, record?: RecordedObjects[K]): void {
     this.entries.set(`${type}:${uuid}`, { type, uuid, kind: 'created', before: null, given: record !== undefined });
     if (record !== undefined) this.recordsOf(type).set(uuid, record);
+  }
+
+  /** A changed record's GET form after the change, when the caller has it: it is not read again. */
+  after<K extends keyof RecordedObjects>(type: K, uuid: string, record: RecordedObjects[K]): void {
+    const entry = this.entries.get(`${type}:${uuid}`);
+    if (!entry || entry.event !== undefined) return;
+    entry.given = true;
+    this.recordsOf(type).set(uuid, record);
   }
 
   /** Names the record recordChanges answers with, as read at the end of the transaction: return it from the write. */
@@ -169,23 +186,43 @@ export class Changes {
    */
   async complete(type: ObjectType, uuid: string | null | undefined): Promise<void> {
     const entry = uuid ? this.entries.get(`${type}:${uuid}`) : undefined;
-    if (!entry || entry.done) return;
+    if (!entry || entry.event !== undefined) return;
     const event = await this.eventFor(entry);
-    entry.done = true;
+    entry.event = event?.uuid ?? null;
     if (event) await insertEventsWithDeliveries(this.tx, [event], () => uuidv7());
   }
 
-  /** Reads every remembered record again and records one event per changed record; primary records first. */
+  /**
+   * Reads every remembered record again and records one event per changed record; primary records first.
+   * recordChanges calls it before the commit; a write may call it earlier, when what follows changes no
+   * recorded field except through amend().
+   */
   async flush(): Promise<void> {
     const ordered = [...this.entries.values()]
-      .filter((entry) => !entry.done)
+      .filter((entry) => entry.event === undefined)
       .sort((a, b) => Number(a.kind === 'touched') - Number(b.kind === 'touched'));
     const batch: NewEvent[] = [];
     for (const entry of ordered) {
       const event = await this.eventFor(entry);
+      entry.event = event?.uuid ?? null;
       if (event) batch.push(event);
     }
     await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
+  }
+
+  /** The uuid of the event recorded for a record (by complete() or flush()); null when none was. */
+  eventOf(type: ObjectType, uuid: string): string | null {
+    return this.entries.get(`${type}:${uuid}`)?.event ?? null;
+  }
+
+  /**
+   * Sets fields of a recorded record in the answer, keeping the field order: for a value written after its
+   * event was recorded by a statement that writes it into the stored event too (a document number).
+   */
+  amend<K extends keyof RecordedObjects>(type: K, uuid: string, fields: Partial<RecordedObjects[K]>): void {
+    const records = this.recordsOf(type);
+    const record = records.get(uuid);
+    if (record !== undefined) records.set(uuid, { ...record, ...fields });
   }
 
   private recordsOf<K extends keyof RecordedObjects>(type: K): Map<string, RecordedObjects[K]> {

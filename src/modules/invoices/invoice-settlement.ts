@@ -3,7 +3,9 @@ import type { Changes } from '../events/change-recorder.js';
 import { AppError } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/jobs.repository.js';
-import { settledStatus, type StoredInvoiceStatus } from './invoice-status.js';
+import { settledStatus, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
+import { toInvoiceResponse } from './invoices.mapper.js';
+import type { InvoiceDetailRow } from './invoices.repository.js';
 import * as repository from './invoices.repository.js';
 
 export type LockedInvoice = repository.InvoiceRow;
@@ -14,16 +16,36 @@ export function lockInvoice(tx: Db, companyId: string, uuid: string, options: { 
 }
 
 /**
+ * Locks the invoice and reads its GET form in one statement, remembered as the record before the
+ * change (see Changes.touched). Null when there is no such invoice.
+ */
+export async function lockInvoiceForChange(changes: Changes, uuid: string, options: { includeDeleted?: boolean } = {}) {
+  const detail = await repository.lockInvoiceDetail(changes.tx, changes.companyId, uuid, options.includeDeleted ?? false);
+  if (detail) changes.touched('invoice', uuid, toInvoiceResponse(detail));
+  return detail;
+}
+
+/** The invoice after settlement: its row and the status it reads as. */
+export interface SettledInvoice {
+  invoice: LockedInvoice;
+  shownStatus: InvoiceStatus;
+}
+
+/**
  * Recomputes a locked invoice from its payments: paid = live Completed payments, balance = total - paid,
  * a zero balance makes it Paid (its job gets paid_at), a rising balance returns a Paid invoice to
  * Pending. A payment write that would make paid exceed the total is refused (400) and rolled back.
- * `status` is the stored status to settle from (an update may have just requested one).
+ * `status` is the stored status to settle from (an update may have just requested one). Given the
+ * invoice's detail as lockInvoiceForChange read it, its GET form after settlement is built from the
+ * written row instead of read again (settlement changes none of its embedded objects), and the settled
+ * invoice is answered.
  */
 export async function settleInvoice(
   changes: Changes,
   invoice: LockedInvoice,
   status: StoredInvoiceStatus = invoice.status,
-): Promise<void> {
+  detail?: InvoiceDetailRow,
+): Promise<SettledInvoice | null> {
   const { tx, companyId } = changes;
   const total = toCents(invoice.totalAmount);
   const paid = toCents(await repository.sumCompletedPayments(tx, companyId, invoice.uuid));
@@ -37,16 +59,19 @@ export async function settleInvoice(
   const nextStatus = settledStatus(status, balance);
   const changed =
     nextStatus !== invoice.status || paid !== toCents(invoice.paidAmount) || balance !== toCents(invoice.balanceAmount);
+  let settled: SettledInvoice | null = detail ? { invoice, shownStatus: detail.shownStatus } : null;
   if (changed) {
     await changes.touch('invoice', invoice.uuid);
-    await repository.updateInvoice(tx, companyId, invoice.uuid, {
+    settled = await repository.updateInvoiceReturning(tx, companyId, invoice.uuid, {
       paidAmount: centsToDecimal(paid),
       balanceAmount: centsToDecimal(balance),
       status: nextStatus,
     });
   }
+  if (detail && settled) changes.after('invoice', invoice.uuid, toInvoiceResponse({ ...detail, ...settled }));
   if (nextStatus === 'Paid' && invoice.status !== 'Paid' && invoice.jobUuid) {
     await changes.touch('job', invoice.jobUuid);
     await markJobPaid(tx, companyId, invoice.jobUuid);
   }
+  return settled;
 }

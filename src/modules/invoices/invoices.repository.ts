@@ -1,4 +1,5 @@
-import { and, desc, eq, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
 import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
@@ -38,8 +39,7 @@ const detailColumns = {
 
 const customerOfInvoice = and(eq(customers.companyId, invoices.companyId), eq(customers.uuid, invoices.customerUuid));
 
-/** The invoice with its customer, job, estimate and location, in one query. */
-export function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+function detailQuery(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   return db
     .select(detailColumns)
     .from(invoices)
@@ -48,10 +48,21 @@ export function findInvoiceDetail(db: Db, companyId: string, uuid: string, inclu
     .leftJoin(estimates, and(eq(estimates.companyId, invoices.companyId), eq(estimates.uuid, invoices.estimateUuid)))
     .leftJoin(locations, and(eq(locations.companyId, invoices.companyId), eq(locations.uuid, invoices.locationUuid)))
     .where(byUuid(invoices, companyId, uuid, includeDeleted))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+    .limit(1);
+}
+
+/** The invoice with its customer, job, estimate and location, in one query. */
+export function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return detailQuery(db, companyId, uuid, includeDeleted).then((rows) => rows[0] ?? null);
 }
 export type InvoiceDetailRow = NonNullable<Awaited<ReturnType<typeof findInvoiceDetail>>>;
+
+/** findInvoiceDetail with the invoice row locked until the transaction ends: the lock and the read in one statement. */
+export function lockInvoiceDetail(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
+  return detailQuery(tx, companyId, uuid, includeDeleted)
+    .for('update', { of: invoices })
+    .then((rows) => (rows[0] as (InvoiceDetailRow & { invoice: InvoiceRow }) | undefined) ?? null);
+}
 
 function listFilters(query: ListInvoicesQuery): Array<SQL | undefined> {
   return [
@@ -103,6 +114,19 @@ export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<void
 
 export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
   await updateRow(db, invoices, companyId, uuid, values, { includeDeleted: true });
+}
+
+/** updateInvoice that answers the row as written with the status it reads as. */
+export async function updateInvoiceReturning(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
+  assertRecordedWrite(db, invoices);
+  const [row] = await db
+    .update(invoices)
+    .set({ ...values, updatedAt: new Date() })
+    .where(byUuid(invoices, companyId, uuid, true))
+    .returning({ ...getTableColumns(invoices), shownStatus: invoiceReadStatus });
+  if (!row) return null;
+  const { shownStatus, ...invoice } = row;
+  return { invoice: invoice as InvoiceRow, shownStatus };
 }
 
 export function softDeleteInvoice(db: Db, companyId: string, uuid: string) {

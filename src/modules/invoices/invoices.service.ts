@@ -9,7 +9,7 @@ import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
-import { allocateNumber } from '../numbering/numbering.service.js';
+import { assignNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
   priceInvoice,
@@ -134,8 +134,8 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 }
 
 /**
- * One transaction: references checked, amounts priced, the next invoice number taken, the row
- * written and the job moved to Invoiced (and stamped paid_at when a zero total makes the invoice Paid).
+ * One transaction: references checked, amounts priced, the row written and the job moved to Invoiced
+ * (and stamped paid_at when a zero total makes the invoice Paid), then the next invoice number taken.
  */
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const { companyId } = actor;
@@ -152,14 +152,9 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     await changes.touch('job', body.job_uuid);
     await markJobInvoiced(tx, companyId, body.job_uuid);
     if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
-    await changes.complete('job', body.job_uuid);
-    // Taken last, so the company-wide counter stays locked only for the insert, its event and the commit.
-    const { number, seq } = await allocateNumber(tx, companyId, 'invoice');
     await repository.insertInvoice(tx, {
       companyId,
       uuid,
-      invoiceNumber: number,
-      invoiceSeq: seq,
       customerUuid: body.customer_uuid,
       jobUuid: body.job_uuid,
       estimateUuid: body.estimate_uuid ?? null,
@@ -177,6 +172,10 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       status,
     });
     changes.created('invoice', uuid);
+    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
+    await changes.flush();
+    const invoiceNumber = await assignNumber(tx, companyId, 'invoice', uuid, changes.eventOf('invoice', uuid));
+    changes.amend('invoice', uuid, { invoice_number: invoiceNumber });
     return changes.answer('invoice', uuid);
   });
 }

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { estimates, invoices, numberingCounters, payments } from '../../db/schema/index.js';
+import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 
 export type NumberKind = 'invoice' | 'estimate' | 'payment';
 export type CounterRow = typeof numberingCounters.$inferSelect;
@@ -20,10 +21,33 @@ const defaults = (companyId: string, kind: NumberKind) => ({
 const counterOf = (companyId: string, kind: NumberKind) =>
   and(eq(numberingCounters.companyId, companyId), eq(numberingCounters.kind, kind));
 
-/** The counter row (defaults when none was ever written), without locking. */
-export async function readCounter(db: Db, companyId: string, kind: NumberKind) {
-  const [row] = await db.select().from(numberingCounters).where(counterOf(companyId, kind)).limit(1);
-  return row ?? { ...defaults(companyId, kind), updatedAt: new Date() };
+export interface CounterSettings {
+  prefix: string;
+  padding: number;
+  nextNumber: number;
+  overrideNextNumber: number | null;
+  /** The number the next document gets, formatted by document_number() (migration 0011). */
+  nextFormatted: string;
+}
+
+/** The counter's settings (defaults when no row was ever written) and its next number formatted, without locking. */
+export async function readCounter(db: Db, companyId: string, kind: NumberKind): Promise<CounterSettings> {
+  const c = numberingCounters;
+  const { prefix, padding, nextNumber } = defaults(companyId, kind);
+  const result = await db.execute(sql`
+    select coalesce(${c.prefix}, ${prefix}::text) as prefix, coalesce(${c.padding}, ${padding}::int) as padding,
+      coalesce(${c.nextNumber}, ${nextNumber}::bigint) as next_number, ${c.overrideNextNumber} as override_next_number,
+      document_number(coalesce(${c.prefix}, ${prefix}::text), coalesce(${c.padding}, ${padding}::int),
+        coalesce(${c.overrideNextNumber}, ${c.nextNumber}, ${nextNumber}::bigint)) as next_formatted
+    from (select 1) as one left join ${c} on ${counterOf(companyId, kind)}`);
+  const [row] = (result as unknown as { rows: Array<Record<string, string | number | null>> }).rows;
+  return {
+    prefix: String(row.prefix),
+    padding: Number(row.padding),
+    nextNumber: Number(row.next_number),
+    overrideNextNumber: row.override_next_number === null ? null : Number(row.override_next_number),
+    nextFormatted: String(row.next_formatted),
+  };
 }
 
 /** Creates the counter row if missing and locks it for the rest of the transaction. */
@@ -33,35 +57,58 @@ export async function lockCounter(tx: Db, companyId: string, kind: NumberKind): 
   return locked;
 }
 
-export interface TakenNumber {
-  prefix: string;
-  padding: number;
-  seq: number;
-}
+/** The document table of each kind: its number columns and the API field that shows the number. */
+const DOCUMENTS = {
+  invoice: { table: invoices, number: invoices.invoiceNumber, seq: invoices.invoiceSeq, field: 'invoice_number' },
+  estimate: { table: estimates, number: estimates.estimateNumber, seq: estimates.estimateSeq, field: 'estimate_number' },
+  payment: { table: payments, number: payments.paymentNumber, seq: payments.paymentSeq, field: 'payment_number' },
+} as const;
 
 /**
- * Takes the next number in one statement: the counter row is locked (FOR UPDATE), the override or
- * next_number is taken, and the counter moves to max(next_number, taken + 1) with the override
- * cleared. Null when the company has no counter row yet. One statement keeps the row locked for as
- * short a time as possible, which bounds how long concurrent creates queue behind each other.
+ * Takes the next number for a document already written without one, in one statement: the counter row
+ * is locked (FOR UPDATE), the override or next_number is taken, and the counter moves to
+ * max(next_number, taken + 1) with the override cleared; the document gets the formatted number and its
+ * seq (its updated_at stays: its GET still equals its event), and the document's created event, stored
+ * with the field null, gets the number in its JSON text (the first `"<field>":null` of that text is the
+ * document's own key: the mappers write it right after the uuid, and no embed carries it). The counter stays locked until commit, so nothing
+ * else should follow this statement. Null when the company has no counter row yet.
  */
-export async function takeNextNumber(tx: Db, companyId: string, kind: NumberKind): Promise<TakenNumber | null> {
-  const counter = numberingCounters;
-  const current = tx.$with('current').as(
-    tx
-      .select({ seq: sql<number>`coalesce(${counter.overrideNextNumber}, ${counter.nextNumber})`.mapWith(Number).as('seq') })
-      .from(counter)
-      .where(counterOf(companyId, kind))
-      .for('update'),
-  );
-  const [taken] = await tx
-    .with(current)
-    .update(counter)
-    .set({ nextNumber: sql`greatest(${counter.nextNumber}, ${current.seq} + 1)`, overrideNextNumber: null, updatedAt: new Date() })
-    .from(current)
-    .where(counterOf(companyId, kind))
-    .returning({ prefix: counter.prefix, padding: counter.padding, seq: current.seq });
-  return taken ?? null;
+export async function assignNextNumber(
+  tx: Db,
+  companyId: string,
+  kind: NumberKind,
+  documentUuid: string,
+  eventUuid: string | null,
+): Promise<string | null> {
+  const { table, number, seq, field } = DOCUMENTS[kind];
+  const placeholder = `"${field}":null`;
+  assertRecordedWrite(tx, table);
+  const result = await tx.execute(sql`
+    with current as (
+      select coalesce(override_next_number, next_number) as seq from numbering_counters
+      where company_id = ${companyId} and kind = ${kind}
+      for update
+    ), counter as (
+      update numbering_counters counter
+      set next_number = greatest(counter.next_number, current.seq + 1), override_next_number = null, updated_at = now()
+      from current
+      where counter.company_id = ${companyId} and counter.kind = ${kind}
+      returning document_number(counter.prefix, counter.padding, current.seq) as number, current.seq as seq
+    ), document as (
+      update ${table} set ${sql.identifier(number.name)} = counter.number, ${sql.identifier(seq.name)} = counter.seq
+      from counter
+      where ${table.companyId} = ${companyId} and ${table.uuid} = ${documentUuid}
+    ), event as (
+      -- The first occurrence only: the field follows the record's uuid, before any free-form object
+      -- (payment_details) in which a client could have sent the same key.
+      update events set data = overlay(events.data::text placing ${`"${field}":`} || to_json(counter.number)::text
+        from position(${placeholder} in events.data::text) for ${placeholder.length})::json
+      from counter
+      where events.company_id = ${companyId} and events.uuid = ${eventUuid} and position(${placeholder} in events.data::text) > 0
+    )
+    select number from counter`);
+  const [row] = (result as unknown as { rows: Array<{ number: string }> }).rows;
+  return row?.number ?? null;
 }
 
 /** Creates the default counter row unless it exists (a concurrent creator wins quietly). */
@@ -83,12 +130,11 @@ export async function writeCounter(
 
 /** Whether any document of the kind (soft-deleted ones included) ever had this number. */
 export async function numberUsed(db: Db, companyId: string, kind: NumberKind, seq: number): Promise<boolean> {
-  const table = kind === 'invoice' ? invoices : kind === 'estimate' ? estimates : payments;
-  const seqColumn = kind === 'invoice' ? invoices.invoiceSeq : kind === 'estimate' ? estimates.estimateSeq : payments.paymentSeq;
+  const document = DOCUMENTS[kind];
   const rows = await db
     .select({ one: sql`1` })
-    .from(table)
-    .where(and(eq(table.companyId, companyId), eq(seqColumn, seq)))
+    .from(document.table)
+    .where(and(eq(document.table.companyId, companyId), eq(document.seq, seq)))
     .limit(1);
   return rows.length > 0;
 }

@@ -6,41 +6,28 @@ import type { KindSettings, KindSettingsBody, UpdateNumberingBody } from './numb
 
 export type { NumberKind } from './numbering.repository.js';
 
-/** prefix + number zero-padded to `padding`; a wider number prints in full. */
-export function formatDocumentNumber(prefix: string, padding: number, number: number): string {
-  return prefix + String(number).padStart(padding, '0');
-}
-
-export interface AllocatedNumber {
-  /** The formatted number, e.g. INV-0042. */
-  number: string;
-  /** The integer part, unique per company and kind. */
-  seq: number;
-}
-
 /**
- * Takes the next document number inside the caller's transaction. The counter row stays locked until
- * that transaction ends, so concurrent creates get consecutive numbers and a rolled-back create
- * leaves no gap. A one-time override is used once; numbering then continues at
- * max(next_number, override + 1).
+ * Numbers a document written without a number, inside the caller's transaction, as its last statement:
+ * the counter row stays locked until that transaction ends, so concurrent creates get consecutive numbers
+ * and a rolled-back create leaves no gap. The number is written into the document and into its created
+ * event (`eventUuid`). A one-time override is used once; numbering then continues at
+ * max(next_number, override + 1). Answers the formatted number, e.g. INV-0042.
  */
-export async function allocateNumber(tx: Db, companyId: string, kind: NumberKind): Promise<AllocatedNumber> {
-  let taken = await repository.takeNextNumber(tx, companyId, kind);
-  if (!taken) {
+export async function assignNumber(tx: Db, companyId: string, kind: NumberKind, documentUuid: string, eventUuid: string | null): Promise<string> {
+  let number = await repository.assignNextNumber(tx, companyId, kind, documentUuid, eventUuid);
+  if (number === null) {
     await repository.ensureCounter(tx, companyId, kind);
-    taken = await repository.takeNextNumber(tx, companyId, kind);
+    number = await repository.assignNextNumber(tx, companyId, kind, documentUuid, eventUuid);
   }
-  const { prefix, padding, seq } = taken!;
-  return { number: formatDocumentNumber(prefix, padding, seq), seq };
+  return number!;
 }
 
-function toSettings(counter: Pick<repository.CounterRow, 'prefix' | 'padding' | 'nextNumber' | 'overrideNextNumber'>): KindSettings {
-  const next = counter.overrideNextNumber ?? counter.nextNumber;
+function toSettings(counter: repository.CounterSettings): KindSettings {
   return {
     prefix: counter.prefix,
     padding: counter.padding,
-    next_number: next,
-    next_number_formatted: formatDocumentNumber(counter.prefix, counter.padding, next),
+    next_number: counter.overrideNextNumber ?? counter.nextNumber,
+    next_number_formatted: counter.nextFormatted,
     has_override: counter.overrideNextNumber !== null,
   };
 }

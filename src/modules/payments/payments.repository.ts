@@ -73,8 +73,8 @@ export function listPayments(db: Db, companyId: string, query: ListPaymentsQuery
 }
 export type PaymentListRow = Awaited<ReturnType<typeof listPayments>>['items'][number];
 
-export async function insertPayment(db: Db, values: PaymentInsert): Promise<void> {
-  await insertRow(db, payments, values);
+export async function insertPayment(db: Db, values: PaymentInsert): Promise<PaymentRow> {
+  return (await insertRow(db, payments, values)) as PaymentRow;
 }
 
 export async function updatePayment(db: Db, companyId: string, uuid: string, values: Partial<PaymentInsert>) {

@@ -6,9 +6,9 @@ import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { lockInvoice, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
+import { lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
-import { allocateNumber } from '../numbering/numbering.service.js';
+import { assignNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
 import * as repository from './payments.repository.js';
@@ -52,7 +52,8 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 /**
  * Locks the invoice, writes the payment and settles the invoice in one transaction, so concurrent
  * payments never overshoot the total nor lose an update. The number is taken last: the company-wide
- * payment counter is then locked only briefly, while the invoice lock guards the balance.
+ * payment counter is then locked only for one statement and the commit, while the invoice lock guards
+ * the balance.
  */
 async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const { companyId } = actor;
@@ -63,13 +64,11 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const uuid = uuidv7();
   return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
-    const invoice = await lockInvoice(tx, companyId, body.invoice_uuid);
-    if (!invoice) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
+    const detail = await lockInvoiceForChange(changes, body.invoice_uuid);
+    if (!detail) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
+    const { invoice, customer } = detail;
     requireIssued(invoice, 'invoice_uuid');
-    // Read before the company-wide payment counter is taken, so that lock is held for less time.
-    await changes.touch('invoice', invoice.uuid);
-    const { number, seq } = await allocateNumber(tx, companyId, 'payment');
-    await repository.insertPayment(tx, {
+    const payment = await repository.insertPayment(tx, {
       ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
       companyId,
       uuid,
@@ -78,11 +77,22 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
       status,
       processedAt,
       createdByUserId: actor.userId,
-      paymentNumber: number,
-      paymentSeq: seq,
     });
-    changes.created('payment', uuid);
-    await settleInvoice(changes, invoice);
+    const settled = (await settleInvoice(changes, invoice, invoice.status, detail))!;
+    // Its GET form from the rows in hand: the payment as written, its invoice as settled, the invoice's customer.
+    changes.created(
+      'payment',
+      uuid,
+      toPaymentResponse({
+        payment,
+        invoice: { ...settled.invoice, shownStatus: settled.shownStatus },
+        customer: { uuid: customer.uuid, firstName: customer.firstName, lastName: customer.lastName },
+      }),
+    );
+    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
+    await changes.flush();
+    const paymentNumber = await assignNumber(tx, companyId, 'payment', uuid, changes.eventOf('payment', uuid));
+    changes.amend('payment', uuid, { payment_number: paymentNumber });
     return changes.answer('payment', uuid);
   });
 }
