@@ -1,6 +1,6 @@
 import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies } from './companies.js';
-import { lifecycle, searchText, tenantKey } from './columns.js';
+import { lifecycle, listIndexes, searchText, tenantKey } from './columns.js';
 import { locations } from './locations.js';
 
 export const customers = pgTable(
@@ -46,8 +46,7 @@ export const customers = pgTable(
       columns: [table.companyId, table.primaryServiceLocationUuid],
       foreignColumns: [locations.companyId, locations.uuid],
     }),
-    index('customers_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('customers_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
+    ...listIndexes('customers', table),
     index('customers_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

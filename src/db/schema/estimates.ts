@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
@@ -13,7 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { companies, users } from './companies.js';
-import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
+import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { jobs } from './jobs.js';
 import { locations } from './locations.js';
@@ -41,8 +40,7 @@ export const templates = pgTable(
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
-    index('templates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('templates_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
+    ...listIndexes('templates', table),
   ],
 );
 
@@ -91,17 +89,7 @@ export const estimates = pgTable(
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('estimates_number_idx').on(table.companyId, table.estimateSeq),
-    index('estimates_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('estimates_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
-    index('estimates_company_status_idx')
-      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('estimates_company_customer_idx')
-      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('estimates_company_job_idx')
-      .on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
+    ...listIndexes('estimates', table, { status: table.status, customer: table.customerUuid, job: table.jobUuid }),
     index('estimates_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

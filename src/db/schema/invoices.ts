@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import {
   bigint,
   date,
@@ -13,7 +12,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { companies, users } from './companies.js';
-import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
+import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { estimates } from './estimates.js';
 import { jobs } from './jobs.js';
@@ -65,17 +64,7 @@ export const invoices = pgTable(
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('invoices_number_idx').on(table.companyId, table.invoiceSeq),
-    index('invoices_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('invoices_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
-    index('invoices_company_status_idx')
-      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('invoices_company_customer_idx')
-      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('invoices_company_job_idx')
-      .on(table.companyId, table.jobUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
+    ...listIndexes('invoices', table, { status: table.status, customer: table.customerUuid, job: table.jobUuid }),
     index('invoices_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );
@@ -111,16 +100,6 @@ export const payments = pgTable(
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),
     uniqueIndex('payments_number_idx').on(table.companyId, table.paymentSeq),
-    index('payments_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('payments_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
-    index('payments_company_invoice_idx')
-      .on(table.companyId, table.invoiceUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('payments_company_status_idx')
-      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('payments_company_customer_idx')
-      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
+    ...listIndexes('payments', table, { invoice: table.invoiceUuid, status: table.status, customer: table.customerUuid }),
   ],
 );

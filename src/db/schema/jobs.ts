@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm';
 import { bigint, boolean, date, foreignKey, index, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { companies, users } from './companies.js';
-import { lifecycle, searchText, tenantKey, timestamptz } from './columns.js';
+import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { locations } from './locations.js';
 // Type-only: the column types follow the API's enums (erased at run time, no import cycle).
@@ -48,20 +47,7 @@ export const jobs = pgTable(
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.assignedToUserId], foreignColumns: [users.companyId, users.uuid] }),
-    index('jobs_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('jobs_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
-    index('jobs_company_status_idx')
-      .on(table.companyId, table.status, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('jobs_company_customer_idx')
-      .on(table.companyId, table.customerUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('jobs_company_location_idx')
-      .on(table.companyId, table.locationUuid, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
-    index('jobs_company_assignee_idx')
-      .on(table.companyId, table.assignedToUserId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst())
-      .where(sql`${table.deletedAt} is null`),
+    ...listIndexes('jobs', table, { status: table.status, customer: table.customerUuid, location: table.locationUuid, assignee: table.assignedToUserId }),
     index('jobs_search_idx').using('gin', table.companyId, table.searchText.op('gin_trgm_ops')),
   ],
 );

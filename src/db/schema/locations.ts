@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { companies } from './companies.js';
-import { lifecycle, tenantKey } from './columns.js';
+import { lifecycle, listIndexes, tenantKey } from './columns.js';
 
 export const locations = pgTable(
   'locations',
@@ -27,8 +27,7 @@ export const locations = pgTable(
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
     foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
-    index('locations_company_order_idx').on(table.companyId, table.createdAt.desc().nullsFirst(), table.uuid.desc().nullsFirst()),
-    index('locations_company_sync_idx').on(table.companyId, table.updatedAt, table.uuid),
+    ...listIndexes('locations', table),
     uniqueIndex('locations_one_primary_idx')
       .on(table.companyId)
       .where(sql`${table.isPrimary} and ${table.deletedAt} is null`),
