@@ -15,7 +15,6 @@ import type {
   UpdateLocationBody,
 } from './locations.schemas.js';
 
-
 async function list(db: Db, companyId: string, query: ListLocationsQuery) {
   const page = await repository.listLocations(db, companyId, query);
   return { items: page.items.map(toLocationResponse), pagination: page.pagination };
