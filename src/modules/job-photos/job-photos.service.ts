@@ -300,6 +300,7 @@ export async function uploadPhotos(
   options: UploadOptions,
 ): Promise<UploadedPhoto[] | null> {
   const upload = new PhotoUpload(db, storage, actor, jobUuid, options.maxPhotoBytes, options.links);
+  let rows: repository.JobPhotoRow[];
   try {
     const fields = await withUploadDeadline(
       options.uploadTimeoutMs,
@@ -311,12 +312,13 @@ export async function uploadPhotos(
       await upload.discard();
       return null;
     }
-    const rows = await upload.commit(fields);
-    return await toUploadedPhotos(rows, options.links);
+    rows = await upload.commit(fields);
   } catch (error) {
     await upload.discard();
     throw error;
   }
+  // Committed: the stored files now belong to their records and are never discarded past this point.
+  return toUploadedPhotos(rows, options.links);
 }
 
 registerRecordedType('job_photo', {
