@@ -6,7 +6,6 @@ import { authPlugin } from './plugins/auth.js';
 import { etagPlugin } from './plugins/etag.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
-import { redisRateLimitStore } from './plugins/rate-limit-redis.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -44,8 +43,8 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
       max: config.RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
       keyGenerator: (request) => request.principal?.apiKeyId ?? request.ip,
-      // Per key across all instances when they share Redis.
-      ...(config.REDIS_URL ? { store: await redisRateLimitStore(app, config.REDIS_URL, 'crm-rate-limit:') } : {}),
+      // Per key across all instances when they share Redis (its client is loaded only then).
+      ...(config.REDIS_URL ? { store: await (await import('./plugins/rate-limit-redis.js')).redisRateLimitStore(app, config.REDIS_URL, 'crm-rate-limit:') } : {}),
       errorResponseBuilder: (_request, context) => {
         return new AppError(
           'rate_limited',

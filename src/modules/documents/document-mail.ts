@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { createTransport as CreateTransport } from 'nodemailer';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { dateText, dollars } from './document-format.js';
@@ -97,13 +97,15 @@ export async function sendDocumentEmail(
   outgoing: OutgoingDocument,
 ): Promise<{ messageId: string; sentAt: Date }> {
   const content = contentOf(document);
+  // Loaded on the first email, like the PDF layout: most instances never send one.
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     url: config.SMTP_URL,
     // A slow or silent server fails the request instead of holding it for minutes.
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 30_000,
-  } as Parameters<typeof createTransport>[0]);
+  } as Parameters<typeof CreateTransport>[0]);
   try {
     const info = await transport.sendMail({
       from: { name: document.company.name, address: config.MAIL_FROM ?? document.company.email },

@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 import { amountText, dateText, quantityText, TIER_LABELS } from './document-format.js';
 import type { CustomerDocument, EstimateDocument, InvoiceDocument } from './documents.service.js';
 
@@ -263,7 +262,9 @@ function estimatePdf(doc: Pdf, document: EstimateDocument) {
 }
 
 /** The PDF of the current record, laid out like a trade invoice or estimate; amounts from the record's cents. */
-export function renderDocumentPdf(document: CustomerDocument): Promise<Buffer> {
+export async function renderDocumentPdf(document: CustomerDocument): Promise<Buffer> {
+  // Loaded on the first PDF: the layout engine and its fonts would otherwise sit in every instance's memory.
+  const { default: PDFDocument } = await import('pdfkit');
   return new Promise((resolve, reject) => {
     const doc = new PDFDocument({
       size: 'LETTER',
