@@ -266,16 +266,59 @@ interface Target {
 
 async function runScenario(server: Target, scenario: Scenario, databaseUrl?: string): Promise<Row> {
   const row: Row = { id: scenario.id, title: scenario.title };
-  if (scenario.setup) {
-    if (!databaseUrl) throw new Error(`${scenario.id} needs the database URL for its setup`);
-    const prepared = await scenario.setup({ url: server.url, databaseUrl, log });
-    try {
-      return await measure(server, scenario, row);
-    } finally {
-      row.note = await prepared.teardown();
+  try {
+    if (scenario.setup) {
+      if (!databaseUrl) throw new Error(`${scenario.id} needs the database URL for its setup`);
+      const prepared = await scenario.setup({ url: server.url, databaseUrl, log });
+      try {
+        return await measure(server, scenario, row);
+      } finally {
+        row.note = await prepared.teardown();
+      }
     }
+    return await measure(server, scenario, row);
+  } finally {
+    if (databaseUrl) await removeBenchCustomers(databaseUrl);
   }
-  return measure(server, scenario, row);
+}
+
+/**
+ * Removes the customers the create scenarios made (their emails are bench<n>@example.com; the seed's are
+ * not), in the API's table and the reference server's copy, so that every scenario, and every run, lists
+ * and counts the seeded size the marks are stated for. Their events stay. Nothing refers to them, so the
+ * foreign-key checks are skipped (session_replication_role; the child tables' customer indexes are partial
+ * and cannot serve those checks), and the companies' customer counts are taken again instead of by the
+ * trigger.
+ */
+async function removeBenchCustomers(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query(`set local session_replication_role = replica`);
+    const { rows } = await client.query<{ company_id: string }>(
+      `delete from customers where email like 'bench%@example.com' returning company_id`,
+    );
+    const companies = [...new Set(rows.map((row) => row.company_id))];
+    if (companies.length > 0) {
+      await client.query(`delete from record_counts where table_name = 'customers' and company_id = any($1::uuid[])`, [companies]);
+      await client.query(
+        `insert into record_counts (company_id, table_name, shard, live, deleted)
+         select company_id, 'customers', 0, count(*) filter (where deleted_at is null), count(*) filter (where deleted_at is not null)
+         from customers where company_id = any($1::uuid[]) group by company_id`,
+        [companies],
+      );
+    }
+    if ((await client.query(`select to_regclass('tight_customers') is not null as present`)).rows[0].present) {
+      await client.query(`delete from tight_customers where email like 'bench%@example.com'`);
+    }
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    await client.end();
+  }
 }
 
 async function measure(server: Target, scenario: Scenario, row: Row): Promise<Row> {
@@ -496,7 +539,7 @@ function clusterTable(rows: ClusterRow[]): string {
 /**
  * The reference server's table: a copy of the seeded customers with one index, the list order
  * (company_id, created_at desc, uuid desc), and no trigger; made once per bench database (what the
- * reference server's creates add stays there).
+ * reference server's creates add is removed after each scenario, like the API's).
  */
 async function ensureTightTable(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -590,6 +633,7 @@ async function main() {
   const startedAt = new Date();
   try {
     server = await startServer(urls.bench, workDir);
+    await removeBenchCustomers(urls.bench);
     const context = await loadContext(urls.bench, seed);
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
