@@ -193,6 +193,17 @@ describe('webhook delivery', () => {
     await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${slow.uuid}`, { key });
   });
 
+  it('reuses the connection to a receiver for the following deliveries', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const target = await receiver();
+    await endpoint(key, `${target.url}/in`, ['customer.created']);
+    for (let sent = 1; sent <= 5; sent++) {
+      await recordEvent(ctx.database, companyId, 'customer.created');
+      await waitFor(() => target.received.length === sent, 5_000, `delivery ${sent}`);
+    }
+    expect(target.connections.count).toBe(1);
+  });
+
   it('records a refused connection as a failed attempt', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const target = await receiver();

@@ -45,6 +45,11 @@ export async function startReceiver(
       void handle(entry, response, received.length - 1);
     });
   });
+  // TCP connections the receiver accepted, to see whether deliveries reuse them.
+  const connections = { count: 0 };
+  server.on('connection', () => {
+    connections.count++;
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const port = (server.address() as { port: number }).port;
@@ -52,6 +57,7 @@ export async function startReceiver(
     url: `http://127.0.0.1:${port}`,
     port,
     received,
+    connections,
     async close() {
       server.closeAllConnections();
       server.close();

@@ -21,29 +21,57 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/** The request options a pooled connection is chosen by: the address checked for this attempt as well. */
+type PinnedOptions = http.ClientRequestArgs & { pinnedAddress?: string };
+
+/**
+ * Connections to receivers are kept open and reused between attempts: a new connection per delivery
+ * leaves a socket in TIME_WAIT each time, and at a few thousand deliveries a second that exhausted the
+ * local ports and stalled delivery. A pooled connection is reused only for the same host, port and
+ * checked address, so an attempt never sends over a connection to an address it did not check. Idle
+ * connections close after a few seconds, before a typical receiver's own keep-alive timeout.
+ */
+const IDLE_MS = 4_000;
+
+class PinnedHttpAgent extends http.Agent {
+  override getName(options: PinnedOptions = {}): string {
+    return `${super.getName(options)}|${options.pinnedAddress ?? ''}`;
+  }
+}
+
+class PinnedHttpsAgent extends https.Agent {
+  override getName(options: PinnedOptions = {}): string {
+    return `${super.getName(options)}|${options.pinnedAddress ?? ''}`;
+  }
+}
+
+const agents = {
+  'http:': new PinnedHttpAgent({ keepAlive: true, timeout: IDLE_MS }),
+  'https:': new PinnedHttpsAgent({ keepAlive: true, timeout: IDLE_MS }),
+};
+
 /**
  * POSTs the body once and answers the receiver's status as soon as it is known. Redirects are not
- * followed (node's client never does); the response body is discarded.
+ * followed (node's client never does); the response body is read to the end and discarded, so the
+ * connection can serve the next attempt.
  */
 export function postWebhook(request: WebhookRequest): Promise<number> {
-  const client = request.url.protocol === 'https:' ? https : http;
+  const secure = request.url.protocol === 'https:';
+  const client = secure ? https : http;
+  const options: PinnedOptions & https.RequestOptions = {
+    method: 'POST',
+    headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+    lookup: pinnedLookup(request.address, request.family),
+    agent: secure ? agents['https:'] : agents['http:'],
+    pinnedAddress: request.address,
+    signal: request.signal,
+  };
   return new Promise<number>((resolve, reject) => {
-    const outgoing = client.request(
-      request.url,
-      {
-        method: 'POST',
-        headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        lookup: pinnedLookup(request.address, request.family),
-        // A fresh connection per attempt: a pooled socket could outlive the address check it was made under.
-        agent: false,
-        signal: request.signal,
-      },
-      (response) => {
-        response.on('error', () => undefined);
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      },
-    );
+    const outgoing = client.request(request.url, options, (response) => {
+      response.on('error', () => undefined);
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
     outgoing.on('error', reject);
     outgoing.end(request.body);
   });
