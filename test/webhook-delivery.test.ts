@@ -204,6 +204,34 @@ describe('webhook delivery', () => {
     expect(target.connections.count).toBe(1);
   });
 
+  it('sends again on a new connection when a kept one was closed by the receiver as it was reused', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    // Answers the first request of each connection and drops the connection at the second, unanswered.
+    const served = new WeakSet<object>();
+    const target = await receiver((_request, response) => {
+      const socket = response.socket!;
+      if (served.has(socket)) {
+        socket.destroy();
+        return;
+      }
+      served.add(socket);
+      response.writeHead(200).end('ok');
+    });
+    const created = await endpoint(key, `${target.url}/in`, ['customer.created']);
+    await recordEvent(ctx.database, companyId, 'customer.created');
+    await waitFor(() => target.received.length === 1, 5_000, 'the first delivery');
+    await recordEvent(ctx.database, companyId, 'customer.created');
+    await waitFor(async () => {
+      const deliveries = await deliveriesOf(key, created.uuid);
+      return deliveries.length === 2 && deliveries.every((delivery) => delivery.status === 'succeeded');
+    }, 5_000, 'both deliveries succeeded');
+    const deliveries = await deliveriesOf(key, created.uuid);
+    // The drop cost no failed attempt: the second delivery went through on a new connection at once.
+    expect(deliveries.map((delivery) => delivery.attempts)).toEqual([1, 1]);
+    expect(target.received).toHaveLength(3);
+    expect(target.connections.count).toBe(2);
+  });
+
   it('records a refused connection as a failed attempt', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const target = await receiver();

@@ -51,11 +51,32 @@ const agents = {
 };
 
 /**
- * POSTs the body once and answers the receiver's status as soon as it is known. Redirects are not
- * followed (node's client never does); the response body is read to the end and discarded, so the
- * connection can serve the next attempt.
+ * A kept connection the receiver closed just as it was reused fails before any answer; the attempt is then
+ * sent again, this many times at most, each time on another kept connection or a new one. The receiver
+ * saw at most an incomplete request (webhook-id lets it drop a repeat either way).
  */
-export function postWebhook(request: WebhookRequest): Promise<number> {
+const STALE_CONNECTION_RETRIES = 2;
+
+/**
+ * POSTs the body and answers the receiver's status as soon as it is known. Redirects are not followed
+ * (node's client never does); the response body is read to the end and discarded, so the connection can
+ * serve the next attempt.
+ */
+export async function postWebhook(request: WebhookRequest): Promise<number> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await postOnce(request);
+    } catch (error) {
+      const stale = error instanceof StaleConnectionError;
+      if (!stale || retry >= STALE_CONNECTION_RETRIES || request.signal.aborted) throw stale ? error.cause : error;
+    }
+  }
+}
+
+/** The request failed on a reused connection before the receiver answered. */
+class StaleConnectionError extends Error {}
+
+function postOnce(request: WebhookRequest): Promise<number> {
   const secure = request.url.protocol === 'https:';
   const client = secure ? https : http;
   const options: PinnedOptions & https.RequestOptions = {
@@ -67,12 +88,17 @@ export function postWebhook(request: WebhookRequest): Promise<number> {
     signal: request.signal,
   };
   return new Promise<number>((resolve, reject) => {
+    let answered = false;
     const outgoing = client.request(request.url, options, (response) => {
+      answered = true;
       response.on('error', () => undefined);
       response.resume();
       resolve(response.statusCode ?? 0);
     });
-    outgoing.on('error', reject);
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const staleConnection = outgoing.reusedSocket && !answered && error.code === 'ECONNRESET';
+      reject(staleConnection ? new StaleConnectionError('stale kept connection', { cause: error }) : error);
+    });
     outgoing.end(request.body);
   });
 }
