@@ -56,14 +56,16 @@ describe.runIf(postgres)('DATABASE_PREPARED_STATEMENTS', () => {
     expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
   });
 
-  it('on: hot reads are prepared under a name, and statement_timeout is set at connect', async () => {
+  it('on: hot statements are prepared under a name, inside transactions too, and statement_timeout is set at connect', async () => {
     const { names, statementTimeout } = await preparedOnTheConnection(true);
-    // Creates write their events in the same transaction, where statements are built as usual.
     expect(names).toEqual(expect.arrayContaining(['page_customers_live_desc_created_at', 'find_customers_live']));
+    // The create's transaction ran on the same connection: its insert and its event were prepared there.
+    expect(names).toEqual(expect.arrayContaining(['insert_events_1']));
+    expect(names.some((name) => /^insert_[0-9a-f]{16}$/.test(name))).toBe(true);
     expect(statementTimeout).toBe('10s');
   });
 
-  it('off: no statement is prepared under a name, and no session parameter is sent at connect', async () => {
+  it('off: no statement is prepared under a name, in or out of a transaction, and no session parameter is sent at connect', async () => {
     const { names, statementTimeout } = await preparedOnTheConnection(false);
     expect(names).toEqual([]);
     // A transaction pooler refuses the startup parameter; the pooler sets the timeout instead.

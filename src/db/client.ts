@@ -31,15 +31,24 @@ const QUERY_TIMEOUT_GRACE_MS = 2_000;
 /** /readyz answers within this bound even when the database is silent. */
 const PING_TIMEOUT_MS = 3_000;
 
-/** Database handles that must not use named prepared statements (DATABASE_PREPARED_STATEMENTS=false). */
+/**
+ * What a database and every transaction on it share (Drizzle's SQL dialect object, one per database):
+ * the key of what is kept per database, such as its prepared statements.
+ */
+export function databaseOf(db: Db): object {
+  return (db._.session as unknown as { dialect: object }).dialect;
+}
+
+/** Databases that must not use named prepared statements (DATABASE_PREPARED_STATEMENTS=false). */
 const unnamedOnly = new WeakSet<object>();
 
 /**
- * Whether statements on this handle may be prepared under a name. A transaction pooler hands each
- * transaction any server connection, where a statement prepared on another one does not exist.
+ * Whether statements on this handle (a database or a transaction on it) may be prepared under a name. A
+ * transaction pooler hands each transaction any server connection, where a statement prepared on another
+ * one does not exist.
  */
 export function namedStatementsAllowed(db: Db): boolean {
-  return !unnamedOnly.has(db);
+  return !unnamedOnly.has(databaseOf(db));
 }
 
 export async function createDatabase(
@@ -73,7 +82,7 @@ export async function createDatabase(
       client.on('error', (error) => logger?.error({ err: error }, 'database connection failed')),
     );
     const db = drizzle({ client: pool, schema }) as unknown as Db;
-    if (!direct) unnamedOnly.add(db);
+    if (!direct) unnamedOnly.add(databaseOf(db));
     let closing: Promise<void> | undefined;
     return {
       db,

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from '../db/client.js';
-import { isTransaction, prepared, preparedReads, type PreparedRead } from '../db/perf/prepared.js';
+import { databaseOf, type Db } from '../db/client.js';
+import { isPrepared, prepared, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { invalidField } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
@@ -138,8 +138,20 @@ export async function requireReference(
   uuid: string | null | undefined,
 ): Promise<void> {
   if (uuid === null || uuid === undefined) return;
-  const found = await db.select({ uuid: table.uuid }).from(table).where(byUuid(table, companyId, uuid)).limit(1);
+  const statement = prepared(db, `reference_${getTableName(table)}`, () =>
+    db.select({ uuid: table.uuid }).from(table).where(byUuidPlaceholders(table, false)).limit(1),
+  );
+  const found = await statement.execute({ companyId, uuid });
   if (found.length === 0) throw invalidField(field, 'does not refer to an existing record of this company');
+}
+
+/** byUuid with placeholders for the company and the uuid, for a prepared statement. */
+export function byUuidPlaceholders(table: TenantTable, includeDeleted: boolean): SQL {
+  return and(
+    eq(table.companyId, sql.placeholder('companyId')),
+    eq(table.uuid, sql.placeholder('uuid')),
+    includeDeleted ? undefined : isNull(table.deletedAt),
+  ) as SQL;
 }
 
 type RowOf<T extends TenantTable> = T['$inferSelect'];
@@ -155,27 +167,16 @@ export async function findRow<T extends TenantTable>(
   options: { includeDeleted?: boolean; lock?: boolean } = {},
 ): Promise<RowOf<T> | null> {
   const includeDeleted = options.includeDeleted ?? false;
-  let rows: unknown[];
-  if (options.lock || isTransaction(db)) {
-    const query = db.select().from(table as TenantTable).where(byUuid(table, companyId, uuid, includeDeleted)).limit(1);
-    rows = options.lock ? await query.for('update') : await query;
-  } else {
-    const name = `find_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
-    const statement = prepared(db, name, () =>
-      db
-        .select()
-        .from(table as TenantTable)
-        .where(
-          and(
-            eq(table.companyId, sql.placeholder('companyId')),
-            eq(table.uuid, sql.placeholder('uuid')),
-            includeDeleted ? undefined : isNull(table.deletedAt),
-          ),
-        )
-        .limit(1),
-    );
-    rows = await statement.execute({ companyId, uuid });
-  }
+  const name = `find_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}${options.lock ? '_for_update' : ''}`;
+  const statement = prepared(db, name, () => {
+    const query = db
+      .select()
+      .from(table as TenantTable)
+      .where(byUuidPlaceholders(table, includeDeleted))
+      .limit(1);
+    return options.lock ? query.for('update') : query;
+  });
+  const rows = await statement.execute({ companyId, uuid });
   return (rows[0] as RowOf<T> | undefined) ?? null;
 }
 
@@ -192,7 +193,7 @@ export async function selectPage<T extends TenantTable>(
 ): Promise<RowsWithTotal<RowOf<T>>> {
   const active = (options.filters ?? []).filter((filter) => filter !== undefined);
   const sort = options.sort ?? '-created_at';
-  if (active.length === 0 && !isTransaction(db)) {
+  if (active.length === 0) {
     const name = `page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
     const statement = prepared(db, name, () =>
       db
@@ -229,27 +230,30 @@ const MAX_PREPARED_INSERTS = 64;
 const preparedInsertCounts = new WeakMap<object, Map<string, number>>();
 
 /**
- * Inserts a row and returns it. Outside transactions the statement is prepared once per set of columns
- * given (creates repeat a handful of shapes), so it is neither rebuilt nor re-parsed per request.
+ * Inserts a row and returns it. The statement is prepared once per set of columns given (creates repeat a
+ * handful of shapes), so it is neither rebuilt nor re-parsed per request.
  */
 export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
   assertRecordedWrite(db, table);
   const tableName = getTableName(table);
-  const columns = Object.keys(values as object).filter((key) => (values as Record<string, unknown>)[key] !== undefined).sort();
-  const signature = createHash('sha1').update(`${tableName}:${columns.join(',')}`).digest('hex').slice(0, 16);
+  const given = values as Record<string, unknown>;
+  const columns = Object.keys(given).filter((key) => given[key] !== undefined).sort();
+  // A null is written as NULL, not passed through the column's encoder (a json column would store 'null').
+  const shape = columns.map((column) => (given[column] === null ? `${column}=null` : column));
+  const signature = createHash('sha1').update(`${tableName}:${shape.join(',')}`).digest('hex').slice(0, 16);
   const name = `insert_${signature}`;
-  let counts = preparedInsertCounts.get(db);
+  let counts = preparedInsertCounts.get(databaseOf(db));
   if (!counts) {
     counts = new Map();
-    preparedInsertCounts.set(db, counts);
+    preparedInsertCounts.set(databaseOf(db), counts);
   }
-  const known = preparedReads.get(db)?.has(name) ?? false;
-  if (isTransaction(db) || (!known && (counts.get(tableName) ?? 0) >= MAX_PREPARED_INSERTS)) {
+  const known = isPrepared(db, name);
+  if (!known && (counts.get(tableName) ?? 0) >= MAX_PREPARED_INSERTS) {
     const [row] = await db.insert(table).values(values as never).returning();
     return row as RowOf<T>;
   }
   if (!known) counts.set(tableName, (counts.get(tableName) ?? 0) + 1);
-  const placeholders = Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]));
+  const placeholders = Object.fromEntries(columns.map((column) => [column, given[column] === null ? null : sql.placeholder(column)]));
   const statement = prepared(db, name, () => db.insert(table).values(placeholders as never).returning() as unknown as { prepare(name: string): PreparedRead });
   const [row] = await statement.execute(values as Record<string, unknown>);
   return row as RowOf<T>;

@@ -1,35 +1,83 @@
-import { PgTransaction } from 'drizzle-orm/pg-core';
-import { namedStatementsAllowed, type Db } from '../client.js';
+import type { SQL } from 'drizzle-orm';
+import { PgTransaction, type PgDialect } from 'drizzle-orm/pg-core';
+import { databaseOf, namedStatementsAllowed, type Db } from '../client.js';
 
 /**
- * Opt-in speed for hot statements: prepared once per database handle and name, so a hot read skips
- * building its SQL on every request and PostgreSQL skips parsing it. Named on the server only when
- * DATABASE_PREPARED_STATEMENTS allows it (off behind a transaction pooler).
+ * Opt-in speed for hot statements: built once per database and name, so a hot statement skips building
+ * its SQL on every request, and prepared under that name on each connection, so PostgreSQL skips parsing
+ * and planning it. Named on the server only when DATABASE_PREPARED_STATEMENTS allows it (off behind a
+ * transaction pooler); unnamed, the built SQL is still reused.
  */
 
-export interface PreparedRead {
-  execute(params: Record<string, unknown>): Promise<unknown[]>;
+export interface PreparedStatement<R> {
+  execute(params: Record<string, unknown>): Promise<R>;
 }
 
-export const preparedReads = new WeakMap<object, Map<string, PreparedRead>>();
+/** A prepared statement answering rows. */
+export type PreparedRead = PreparedStatement<unknown[]>;
 
-/**
- * A statement prepared once per database handle and name, so hot reads skip building their SQL on
- * every request and PostgreSQL skips parsing it. Transactions build their queries as usual.
- */
-export function prepared(db: Db, name: string, build: () => { prepare(name: string): PreparedRead }): PreparedRead {
-  let statements = preparedReads.get(db);
+/** The statements of each database (databaseOf), by name. */
+const statementsOf = new WeakMap<object, Map<string, PreparedStatement<unknown>>>();
+
+function statementsFor(db: Db): Map<string, PreparedStatement<unknown>> {
+  const database = databaseOf(db);
+  let statements = statementsOf.get(database);
   if (!statements) {
     statements = new Map();
-    preparedReads.set(db, statements);
+    statementsOf.set(database, statements);
   }
-  let statement = statements.get(name);
+  return statements;
+}
+
+/** Whether a statement of this name was already built for the handle's database. */
+export function isPrepared(db: Db, name: string): boolean {
+  return statementsFor(db).has(name);
+}
+
+/**
+ * The statement `name`, built once per database with placeholders for its values, run on the handle's own
+ * connection: the pool for a database, the transaction's connection for a transaction, so a statement
+ * built once serves every transaction too. A name must always stand for the same SQL.
+ */
+export function prepared<R = unknown[]>(
+  db: Db,
+  name: string,
+  build: () => { prepare(name: string): PreparedStatement<R> },
+): PreparedStatement<R> {
+  const statements = statementsFor(db);
+  let statement = statements.get(name) as PreparedStatement<R> | undefined;
   if (!statement) {
-    // Unnamed, the built SQL is still reused; only the server-side statement is not kept.
     statement = build().prepare(namedStatementsAllowed(db) ? name : '');
     statements.set(name, statement);
   }
-  return statement;
+  return onConnectionOf(db, statement);
+}
+
+/**
+ * The statement run through the handle's client. Drizzle binds a prepared query to the session that
+ * built it (its `client`); a view of it with the handle's client runs it there instead.
+ */
+function onConnectionOf<R>(db: Db, statement: PreparedStatement<R>): PreparedStatement<R> {
+  const client = (db._.session as unknown as { client: unknown }).client;
+  const bound = statement as PreparedStatement<R> & { client: unknown };
+  if (bound.client === client) return statement;
+  const view = Object.create(statement) as PreparedStatement<R> & { client: unknown };
+  view.client = client;
+  return view;
+}
+
+/**
+ * prepared() for a statement written as SQL (values as sql.placeholder): answers its rows as the driver
+ * returns them, without mapping to columns.
+ */
+export async function executePrepared<Row>(db: Db, name: string, build: () => SQL, params: Record<string, unknown>): Promise<Row[]> {
+  const statement = prepared<{ rows: Row[] }>(db, name, () => ({
+    prepare: (statementName: string) => {
+      const query = (databaseOf(db) as PgDialect).sqlToQuery(build());
+      return db._.session.prepareQuery(query, undefined, statementName, false) as unknown as PreparedStatement<{ rows: Row[] }>;
+    },
+  }));
+  return (await statement.execute(params)).rows;
 }
 
 export const isTransaction = (db: Db) => db instanceof PgTransaction;

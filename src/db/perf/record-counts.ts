@@ -2,7 +2,7 @@ import { and, count, eq, getTableName, inArray, sql, type SQL } from 'drizzle-or
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../client.js';
 import { recordCounts } from '../schema/index.js';
-import { isTransaction, prepared } from './prepared.js';
+import { prepared } from './prepared.js';
 
 /**
  * Opt-in speed for list totals: record_counts holds per-company live and deleted row counts, kept by the
@@ -47,7 +47,7 @@ async function sumCounts(db: Db, companyId: string, keys: string[], includeDelet
   let deleted = 0;
   for (const tableName of keys) {
     const params = { companyId, tableName };
-    const rows = isTransaction(db) ? await build().execute(params) : await prepared(db, 'count_records', build).execute(params);
+    const rows = await prepared(db, 'count_records', build).execute(params);
     const row = rows[0] as { live: string; deleted: string } | undefined;
     live += Number(row?.live ?? 0);
     deleted += Number(row?.deleted ?? 0);

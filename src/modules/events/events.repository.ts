@@ -4,6 +4,9 @@ import { events, webhookDeliveries } from '../../db/schema/index.js';
 import { prepared } from '../../db/perf/prepared.js';
 import { eventJsonSql } from './event.mapper.js';
 
+/** Event batches of up to this many events are written by prepared statements. */
+const PREPARED_BATCH_SIZES = 4;
+
 export interface NewEvent {
   companyId: string;
   uuid: string;
@@ -30,19 +33,8 @@ export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeli
  */
 export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<void> {
   if (batch.length === 0) return;
-  const inserted = await db
-    .insert(events)
-    .values(
-      batch.map((event) => ({
-        companyId: event.companyId,
-        uuid: event.uuid,
-        type: event.type,
-        objectType: event.objectType,
-        objectUuid: event.objectUuid,
-        data: event.data,
-      })),
-    )
-    .returning({
+  const build = (rows: Array<Record<keyof NewEvent, unknown>>) =>
+    db.insert(events).values(rows as Array<typeof events.$inferInsert>).returning({
       companyId: events.companyId,
       uuid: events.uuid,
       type: events.type,
@@ -50,6 +42,15 @@ export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEven
         where endpoint.company_id = events.company_id and endpoint.deleted_at is null and endpoint.enabled
           and (events.type = any(endpoint.events) or '*' = any(endpoint.events)))`,
     });
+  type Inserted = Awaited<ReturnType<typeof build>>;
+  const fields = ['companyId', 'uuid', 'type', 'objectType', 'objectUuid', 'data'] as const;
+  // A write records one to a few events: those batch sizes are prepared statements, larger ones built.
+  const inserted: Inserted =
+    batch.length <= PREPARED_BATCH_SIZES
+      ? ((await prepared(db, `insert_events_${batch.length}`, () =>
+          build(batch.map((_, index) => Object.fromEntries(fields.map((field) => [field, sql.placeholder(`${field}${index}`)])) as Record<keyof NewEvent, unknown>)),
+        ).execute(Object.fromEntries(batch.flatMap((event, index) => fields.map((field) => [`${field}${index}`, event[field]]))))) as Inserted)
+      : await build(batch.map((event) => Object.fromEntries(fields.map((field) => [field, event[field]])) as Record<keyof NewEvent, unknown>));
   const deliveries = inserted.flatMap((event) =>
     (event.endpoints ? event.endpoints.split(',') : []).map((endpointUuid) => ({
       companyId: event.companyId,

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { Changes } from '../events/change-recorder.js';
 import { AppError } from '../../errors.js';
-import { centsToDecimal, fromCents, toCents } from '../../shared/money.js';
+import { centsToDecimal, fromCents, toCents, type Cents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/jobs.repository.js';
 import { settledStatus, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import { toInvoiceResponse } from './invoices.mapper.js';
@@ -32,11 +32,22 @@ export interface SettledInvoice {
 }
 
 /**
+ * What settlement starts from: by default the sum of the invoice's live Completed payments, read under the
+ * lock. A payment create passes `added`, the amount its new payment adds (0 unless Completed): every
+ * payment write settles its invoice under this lock, so the stored paid_amount is that sum already and the
+ * new one is known without reading every payment of the invoice again (a hot invoice has thousands).
+ */
+export interface SettlementInput {
+  detail?: InvoiceDetailRow;
+  added?: Cents;
+}
+
+/**
  * Recomputes a locked invoice from its payments: paid = live Completed payments, balance = total - paid,
  * a zero balance makes it Paid (its job gets paid_at), a rising balance returns a Paid invoice to
  * Pending. A payment write that would make paid exceed the total is refused (400) and rolled back.
  * `status` is the stored status to settle from (an update may have just requested one). Given the
- * invoice's detail as lockInvoiceForChange read it, its GET form after settlement is built from the
+ * invoice's `detail` as lockInvoiceForChange read it, its GET form after settlement is built from the
  * written row instead of read again (settlement changes none of its embedded objects), and the settled
  * invoice is answered.
  */
@@ -44,11 +55,14 @@ export async function settleInvoice(
   changes: Changes,
   invoice: LockedInvoice,
   status: StoredInvoiceStatus = invoice.status,
-  detail?: InvoiceDetailRow,
+  { detail, added }: SettlementInput = {},
 ): Promise<SettledInvoice | null> {
   const { tx, companyId } = changes;
   const total = toCents(invoice.totalAmount);
-  const paid = toCents(await repository.sumCompletedPayments(tx, companyId, invoice.uuid));
+  const paid =
+    added === undefined
+      ? toCents(await repository.sumCompletedPayments(tx, companyId, invoice.uuid))
+      : toCents(invoice.paidAmount) + added;
   if (paid > total) {
     const balance = total - toCents(invoice.paidAmount);
     throw new AppError('validation_error', `Invalid amount: the invoice balance is ${fromCents(balance)}; payments may not exceed the total.`, [
@@ -62,7 +76,7 @@ export async function settleInvoice(
   let settled: SettledInvoice | null = detail ? { invoice, shownStatus: detail.shownStatus } : null;
   if (changed) {
     await changes.touch('invoice', invoice.uuid);
-    settled = await repository.updateInvoiceReturning(tx, companyId, invoice.uuid, {
+    settled = await repository.writeSettlement(tx, companyId, invoice.uuid, {
       paidAmount: centsToDecimal(paid),
       balanceAmount: centsToDecimal(balance),
       status: nextStatus,

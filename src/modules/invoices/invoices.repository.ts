@@ -1,8 +1,9 @@
 import { and, desc, eq, getTableColumns, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
+import { prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -39,7 +40,7 @@ const detailColumns = {
 
 const customerOfInvoice = and(eq(customers.companyId, invoices.companyId), eq(customers.uuid, invoices.customerUuid));
 
-function detailQuery(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+function detailQuery(db: Db, includeDeleted: boolean) {
   return db
     .select(detailColumns)
     .from(invoices)
@@ -47,21 +48,26 @@ function detailQuery(db: Db, companyId: string, uuid: string, includeDeleted: bo
     .leftJoin(jobs, and(eq(jobs.companyId, invoices.companyId), eq(jobs.uuid, invoices.jobUuid)))
     .leftJoin(estimates, and(eq(estimates.companyId, invoices.companyId), eq(estimates.uuid, invoices.estimateUuid)))
     .leftJoin(locations, and(eq(locations.companyId, invoices.companyId), eq(locations.uuid, invoices.locationUuid)))
-    .where(byUuid(invoices, companyId, uuid, includeDeleted))
+    .where(byUuidPlaceholders(invoices, includeDeleted))
     .limit(1);
 }
+type DetailRow = Awaited<ReturnType<typeof detailQuery>>[number];
 
 /** The invoice with its customer, job, estimate and location, in one query. */
-export function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
-  return detailQuery(db, companyId, uuid, includeDeleted).then((rows) => rows[0] ?? null);
+export async function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  const statement = prepared(db, `invoice_detail_${includeDeleted ? 'any' : 'live'}`, () => detailQuery(db, includeDeleted));
+  const rows = (await statement.execute({ companyId, uuid })) as DetailRow[];
+  return rows[0] ?? null;
 }
-export type InvoiceDetailRow = NonNullable<Awaited<ReturnType<typeof findInvoiceDetail>>>;
+export type InvoiceDetailRow = DetailRow;
 
 /** findInvoiceDetail with the invoice row locked until the transaction ends: the lock and the read in one statement. */
-export function lockInvoiceDetail(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
-  return detailQuery(tx, companyId, uuid, includeDeleted)
-    .for('update', { of: invoices })
-    .then((rows) => (rows[0] as (InvoiceDetailRow & { invoice: InvoiceRow }) | undefined) ?? null);
+export async function lockInvoiceDetail(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
+  const statement = prepared(tx, `invoice_detail_${includeDeleted ? 'any' : 'live'}_for_update`, () =>
+    detailQuery(tx, includeDeleted).for('update', { of: invoices }),
+  );
+  const rows = (await statement.execute({ companyId, uuid })) as Array<InvoiceDetailRow & { invoice: InvoiceRow }>;
+  return rows[0] ?? null;
 }
 
 function listFilters(query: ListInvoicesQuery): Array<SQL | undefined> {
@@ -116,14 +122,27 @@ export async function updateInvoice(db: Db, companyId: string, uuid: string, val
   await updateRow(db, invoices, companyId, uuid, values, { includeDeleted: true });
 }
 
-/** updateInvoice that answers the row as written with the status it reads as. */
-export async function updateInvoiceReturning(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
+/** The amounts and status settlement writes (invoice-settlement.ts). */
+export type SettlementColumns = Pick<InvoiceInsert, 'paidAmount' | 'balanceAmount' | 'status'>;
+
+/** Writes a settled invoice's amounts and status; answers the row as written with the status it reads as. */
+export async function writeSettlement(db: Db, companyId: string, uuid: string, values: SettlementColumns) {
   assertRecordedWrite(db, invoices);
-  const [row] = await db
-    .update(invoices)
-    .set({ ...values, updatedAt: new Date() })
-    .where(byUuid(invoices, companyId, uuid, true))
-    .returning({ ...getTableColumns(invoices), shownStatus: invoiceReadStatus });
+  const statement = prepared(db, 'settle_invoice', () =>
+    db
+      .update(invoices)
+      .set({
+        paidAmount: sql`${sql.placeholder('paidAmount')}::numeric`,
+        balanceAmount: sql`${sql.placeholder('balanceAmount')}::numeric`,
+        status: sql`${sql.placeholder('status')}`,
+        updatedAt: sql`${sql.placeholder('updatedAt')}::timestamptz`,
+      })
+      .where(byUuidPlaceholders(invoices, true))
+      .returning({ ...getTableColumns(invoices), shownStatus: invoiceReadStatus }),
+  );
+  const [row] = (await statement.execute({ ...values, companyId, uuid, updatedAt: new Date().toISOString() })) as Array<
+    InvoiceRow & { shownStatus: InvoiceStatus }
+  >;
   if (!row) return null;
   const { shownStatus, ...invoice } = row;
   return { invoice: invoice as InvoiceRow, shownStatus };
@@ -143,34 +162,43 @@ export async function sumCompletedPayments(db: Db, companyId: string, invoiceUui
 }
 
 /** A live job's billable amounts; null when it is not a live job of the company. */
-export function findJobAmounts(db: Db, companyId: string, uuid: string) {
-  return db
-    .select({ actualAmount: jobs.actualAmount, estimatedAmount: jobs.estimatedAmount })
-    .from(jobs)
-    .where(byUuid(jobs, companyId, uuid))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+export async function findJobAmounts(db: Db, companyId: string, uuid: string) {
+  const statement = prepared(db, 'job_amounts', () =>
+    db.select({ actualAmount: jobs.actualAmount, estimatedAmount: jobs.estimatedAmount }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1),
+  );
+  const rows = (await statement.execute({ companyId, uuid })) as Array<{ actualAmount: string | null; estimatedAmount: string | null }>;
+  return rows[0] ?? null;
 }
 
 /** A live estimate's amounts; null when it is not a live estimate of the company. */
-export function findEstimateAmounts(db: Db, companyId: string, uuid: string) {
-  return db
-    .select({ baseAmount: estimates.baseAmount, addonsAmount: estimates.addonsAmount, taxAmount: estimates.taxAmount })
-    .from(estimates)
-    .where(byUuid(estimates, companyId, uuid))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+export async function findEstimateAmounts(db: Db, companyId: string, uuid: string) {
+  const statement = prepared(db, 'estimate_amounts', () =>
+    db
+      .select({ baseAmount: estimates.baseAmount, addonsAmount: estimates.addonsAmount, taxAmount: estimates.taxAmount })
+      .from(estimates)
+      .where(byUuidPlaceholders(estimates, false))
+      .limit(1),
+  );
+  const rows = (await statement.execute({ companyId, uuid })) as Array<{ baseAmount: string; addonsAmount: string; taxAmount: string }>;
+  return rows[0] ?? null;
 }
 
 /** Timezone of the location, else of the company's primary location, else America/New_York. */
 export async function invoiceTimezone(db: Db, companyId: string, locationUuid: string | null): Promise<string> {
   const isPrimary = and(eq(locations.isPrimary, true), isNull(locations.deletedAt));
-  const query = db.select({ timezone: locations.timezone }).from(locations);
-  const [row] = locationUuid
-    ? await query
-        .where(and(eq(locations.companyId, companyId), or(eq(locations.uuid, locationUuid), isPrimary)))
-        .orderBy(desc(eq(locations.uuid, locationUuid)))
-        .limit(1)
-    : await query.where(and(eq(locations.companyId, companyId), isPrimary)).limit(1);
+  const ofCompany = eq(locations.companyId, sql.placeholder('companyId'));
+  const rows = locationUuid
+    ? await prepared(db, 'invoice_timezone_of_location', () =>
+        db
+          .select({ timezone: locations.timezone })
+          .from(locations)
+          .where(and(ofCompany, or(eq(locations.uuid, sql.placeholder('locationUuid')), isPrimary)))
+          .orderBy(desc(sql`${locations.uuid} = ${sql.placeholder('locationUuid')}`))
+          .limit(1),
+      ).execute({ companyId, locationUuid })
+    : await prepared(db, 'invoice_timezone_of_company', () =>
+        db.select({ timezone: locations.timezone }).from(locations).where(and(ofCompany, isPrimary)).limit(1),
+      ).execute({ companyId });
+  const [row] = rows as Array<{ timezone: string }>;
   return row?.timezone ?? DEFAULT_TIMEZONE;
 }

@@ -1,9 +1,9 @@
-import { and, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
-import { isTransaction, prepared } from '../../db/perf/prepared.js';
+import { prepared } from '../../db/perf/prepared.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import type { ListJobsQuery } from './jobs.schemas.js';
 
@@ -40,8 +40,7 @@ export async function findJobWithRelations(
   uuid: string,
   includeDeleted = false,
 ): Promise<JobWithRelations | null> {
-  // Outside a transaction (a GET) the statement is prepared once per filter shape: a hot read.
-  const build = (where: SQL) =>
+  const build = () =>
     db
       .select({
         job: jobs,
@@ -56,20 +55,11 @@ export async function findJobWithRelations(
       .innerJoin(customers, customerOfJob)
       .leftJoin(locations, and(eq(locations.companyId, jobs.companyId), eq(locations.uuid, jobs.locationUuid)))
       .leftJoin(users, and(eq(users.companyId, jobs.companyId), eq(users.uuid, jobs.assignedToUserId)))
-      .where(where)
+      .where(byUuidPlaceholders(jobs, includeDeleted))
       .limit(1);
   type Row = Awaited<ReturnType<typeof build>>[number];
-  const rows: Row[] = isTransaction(db)
-    ? await build(byUuid(jobs, companyId, uuid, includeDeleted))
-    : ((await prepared(db, `find_job_with_relations_${includeDeleted ? 'any' : 'live'}`, () =>
-        build(
-          and(
-            eq(jobs.companyId, sql.placeholder('companyId')),
-            eq(jobs.uuid, sql.placeholder('uuid')),
-            includeDeleted ? undefined : isNull(jobs.deletedAt),
-          ) as SQL,
-        ),
-      ).execute({ companyId, uuid })) as Row[]);
+  const statement = prepared(db, `find_job_with_relations_${includeDeleted ? 'any' : 'live'}`, build);
+  const rows = (await statement.execute({ companyId, uuid })) as Row[];
   const row = rows[0];
   if (!row) return null;
   return {
@@ -135,20 +125,29 @@ export async function liveJobExists(db: Db, companyId: string, uuid: string): Pr
   return (await findRow(db, jobs, companyId, uuid)) !== null;
 }
 
+/** The job's key and the time of the change, as placeholders (markJobInvoiced, markJobPaid). */
+const jobAtNow = { job: and(eq(jobs.companyId, sql.placeholder('companyId')), eq(jobs.uuid, sql.placeholder('uuid'))), now: sql`${sql.placeholder('now')}::timestamptz` };
+
 /** Creating an invoice moves its job to Invoiced (stamping invoiced_at once). */
 export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
   assertRecordedWrite(db, jobs);
-  await db
-    .update(jobs)
-    .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
+  const statement = prepared(db, 'mark_job_invoiced', () =>
+    db
+      .update(jobs)
+      .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${jobAtNow.now})`, updatedAt: jobAtNow.now })
+      .where(jobAtNow.job),
+  );
+  await statement.execute({ companyId, uuid: jobUuid, now: now.toISOString() });
 }
 
 /** An invoice of the job became Paid: the job gets paid_at (once). */
 export async function markJobPaid(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
   assertRecordedWrite(db, jobs);
-  await db
-    .update(jobs)
-    .set({ paidAt: sql`coalesce(${jobs.paidAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-    .where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid)));
+  const statement = prepared(db, 'mark_job_paid', () =>
+    db
+      .update(jobs)
+      .set({ paidAt: sql`coalesce(${jobs.paidAt}, ${jobAtNow.now})`, updatedAt: jobAtNow.now })
+      .where(jobAtNow.job),
+  );
+  await statement.execute({ companyId, uuid: jobUuid, now: now.toISOString() });
 }

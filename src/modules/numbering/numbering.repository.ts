@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { estimates, invoices, numberingCounters, payments } from '../../db/schema/index.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
+import { executePrepared } from '../../db/perf/prepared.js';
 
 export type NumberKind = 'invoice' | 'estimate' | 'payment';
 export type CounterRow = typeof numberingCounters.$inferSelect;
@@ -83,32 +84,38 @@ export async function assignNextNumber(
   const { table, number, seq, field } = DOCUMENTS[kind];
   const placeholder = `"${field}":null`;
   assertRecordedWrite(tx, table);
-  const result = await tx.execute(sql`
+  const company = sql`${sql.placeholder('companyId')}::uuid`;
+  const rows = await executePrepared<{ number: string }>(
+    tx,
+    `assign_${kind}_number`,
+    () => sql`
     with current as (
       select coalesce(override_next_number, next_number) as seq from numbering_counters
-      where company_id = ${companyId} and kind = ${kind}
+      where company_id = ${company} and kind = ${kind}
       for update
     ), counter as (
       update numbering_counters counter
       set next_number = greatest(counter.next_number, current.seq + 1), override_next_number = null, updated_at = now()
       from current
-      where counter.company_id = ${companyId} and counter.kind = ${kind}
+      where counter.company_id = ${company} and counter.kind = ${kind}
       returning document_number(counter.prefix, counter.padding, current.seq) as number, current.seq as seq
     ), document as (
       update ${table} set ${sql.identifier(number.name)} = counter.number, ${sql.identifier(seq.name)} = counter.seq
       from counter
-      where ${table.companyId} = ${companyId} and ${table.uuid} = ${documentUuid}
+      where ${table.companyId} = ${company} and ${table.uuid} = ${sql.placeholder('documentUuid')}::uuid
     ), event as (
       -- The first occurrence only: the field follows the record's uuid, before any free-form object
       -- (payment_details) in which a client could have sent the same key.
       update events set data = overlay(events.data::text placing ${`"${field}":`} || to_json(counter.number)::text
         from position(${placeholder} in events.data::text) for ${placeholder.length})::json
       from counter
-      where events.company_id = ${companyId} and events.uuid = ${eventUuid} and position(${placeholder} in events.data::text) > 0
+      where events.company_id = ${company} and events.uuid = ${sql.placeholder('eventUuid')}::uuid
+        and position(${placeholder} in events.data::text) > 0
     )
-    select number from counter`);
-  const [row] = (result as unknown as { rows: Array<{ number: string }> }).rows;
-  return row?.number ?? null;
+    select number from counter`,
+    { companyId, documentUuid, eventUuid },
+  );
+  return rows[0]?.number ?? null;
 }
 
 /** Creates the default counter row unless it exists (a concurrent creator wins quietly). */

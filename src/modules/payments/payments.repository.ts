@@ -1,8 +1,9 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments } from '../../db/schema/index.js';
-import { byUuid, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
+import { prepared } from '../../db/perf/prepared.js';
 import { invoiceReadStatus } from '../invoices/invoices.repository.js';
 import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
 
@@ -31,18 +32,23 @@ export async function findPayment(db: Db, companyId: string, uuid: string) {
   return (await findRow(db, payments, companyId, uuid)) as PaymentRow | null;
 }
 
-/** The payment with its invoice and customer, in one query. */
-export function findPaymentDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+function detailQuery(db: Db, includeDeleted: boolean) {
   return db
     .select(detailColumns)
     .from(payments)
     .innerJoin(invoices, invoiceOfPayment)
     .innerJoin(customers, and(eq(customers.companyId, payments.companyId), eq(customers.uuid, payments.customerUuid)))
-    .where(byUuid(payments, companyId, uuid, includeDeleted))
-    .limit(1)
-    .then((rows) => rows[0] ?? null);
+    .where(byUuidPlaceholders(payments, includeDeleted))
+    .limit(1);
 }
-export type PaymentDetailRow = NonNullable<Awaited<ReturnType<typeof findPaymentDetail>>>;
+export type PaymentDetailRow = Awaited<ReturnType<typeof detailQuery>>[number];
+
+/** The payment with its invoice and customer, in one query. */
+export async function findPaymentDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
+  const statement = prepared(db, `payment_detail_${includeDeleted ? 'any' : 'live'}`, () => detailQuery(db, includeDeleted));
+  const rows = (await statement.execute({ companyId, uuid })) as PaymentDetailRow[];
+  return rows[0] ?? null;
+}
 
 function listFilters(query: ListPaymentsQuery): Array<SQL | undefined> {
   return [

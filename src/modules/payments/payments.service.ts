@@ -78,7 +78,8 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
       processedAt,
       createdByUserId: actor.userId,
     });
-    const settled = (await settleInvoice(changes, invoice, invoice.status, detail))!;
+    const added = status === 'Completed' ? amount : 0;
+    const settled = (await settleInvoice(changes, invoice, invoice.status, { detail, added }))!;
     // Its GET form from the rows in hand: the payment as written, its invoice as settled, the invoice's customer.
     changes.created(
       'payment',
