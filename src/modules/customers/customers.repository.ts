@@ -11,6 +11,11 @@ export function findCustomer(db: Db, companyId: string, uuid: string, includeDel
   return findRow(db, customers, companyId, uuid, { includeDeleted });
 }
 
+/** The customer row, locked until the transaction ends. */
+export function lockCustomer(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  return findRow(db, customers, companyId, uuid, { includeDeleted, lock: true });
+}
+
 function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined {
   switch (filter) {
     case 'residential':

@@ -71,4 +71,8 @@ registerRecordedType('customer', {
   noun: 'Customer',
   embeds: [],
   load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async lockAndLoad(db, companyId, uuid, includeDeleted) {
+    const row = await repository.lockCustomer(db, companyId, uuid, includeDeleted);
+    return row && { row, record: toCustomerResponse(row) };
+  },
 });

@@ -44,6 +44,11 @@ export interface RecordedType<T> {
   /** Top-level fields that are embedded objects: left out of previous_attributes. */
   embeds: ReadonlyArray<keyof T & string>;
   load(db: Db, companyId: string, uuid: string, context: ChangeContext): Promise<T>;
+  /**
+   * Locks the row (FOR UPDATE) and reads the record in one statement: the row and the record, or null
+   * when there is none. Without it, the row is locked and the record read by two statements.
+   */
+  lockAndLoad?(db: Db, companyId: string, uuid: string, includeDeleted: boolean, context: ChangeContext): Promise<{ row: unknown; record: T } | null>;
 }
 
 // Mapped over the keys of RecordedObjects so that an index by a generic key keeps its type.
@@ -125,19 +130,20 @@ export class Changes {
    */
   async target<Row = Record<string, unknown>>(type: ObjectType, uuid: string, belongs?: (row: Row) => boolean): Promise<Row> {
     const definition = definitionOf(type);
-    const row = (await findRow(this.tx, definition.table, this.companyId, uuid, { lock: true })) as Row | null;
-    if (!row || (belongs && !belongs(row))) throw notFound(definition.noun);
+    const locked = await this.lock(type, uuid, false);
+    const row = locked?.row as Row | undefined;
+    if (!locked || (belongs && !belongs(row as Row))) throw notFound(definition.noun);
     const key = `${type}:${uuid}`;
     const known = this.entries.get(key);
     if (known) {
       if (known.before) assertIfMatch(this.actor.ifMatch, known.before);
       known.kind = 'target';
-      return row;
+      return row as Row;
     }
-    const before = await definition.load(this.tx, this.companyId, uuid, this.context);
+    const before = locked.record ?? (await definition.load(this.tx, this.companyId, uuid, this.context));
     assertIfMatch(this.actor.ifMatch, before);
     this.entries.set(key, { type, uuid, kind: 'target', before });
-    return row;
+    return row as Row;
   }
 
   /** A record the write changes as a side effect: locked and read before the change; missing is ignored. */
@@ -145,11 +151,21 @@ export class Changes {
     if (!uuid) return;
     const key = `${type}:${uuid}`;
     if (this.entries.has(key)) return;
-    const definition = definitionOf(type);
-    const row = await findRow(this.tx, definition.table, this.companyId, uuid, { includeDeleted: true, lock: true });
-    if (!row) return;
-    const before = await definition.load(this.tx, this.companyId, uuid, this.context);
+    const locked = await this.lock(type, uuid, true);
+    if (!locked) return;
+    const before = locked.record ?? (await definitionOf(type).load(this.tx, this.companyId, uuid, this.context));
     this.entries.set(key, { type, uuid, kind: 'touched', before });
+  }
+
+  /** Locks a record's row; with the record too when its type reads both in one statement. */
+  private async lock(type: ObjectType, uuid: string, includeDeleted: boolean): Promise<{ row: unknown; record?: ApiRecord } | null> {
+    const definition = definitionOf(type);
+    if (definition.lockAndLoad) {
+      const found = await definition.lockAndLoad(this.tx, this.companyId, uuid, includeDeleted, this.context);
+      return found && { row: found.row, record: found.record as unknown as ApiRecord };
+    }
+    const row = await findRow(this.tx, definition.table, this.companyId, uuid, { includeDeleted, lock: true });
+    return row && { row };
   }
 
   /**

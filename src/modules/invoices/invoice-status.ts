@@ -8,9 +8,18 @@ export type StoredInvoiceStatus = Exclude<InvoiceStatus, 'Overdue'>;
 
 export const DEFAULT_TIMEZONE = 'America/New_York';
 
+/** One date formatter per timezone: building one costs far more than formatting with it. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** Today (YYYY-MM-DD) in an IANA timezone. */
 export function businessToday(timezone: string, now = new Date()): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  let format = dayFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    // Timezones are validated IANA names, a few hundred at most.
+    dayFormats.set(timezone, format);
+  }
+  return format.format(now);
 }
 
 /**

@@ -244,4 +244,8 @@ registerRecordedType('invoice', {
   noun: 'Invoice',
   embeds: ['customer', 'job', 'estimate', 'location'],
   load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async lockAndLoad(db, companyId, uuid, includeDeleted) {
+    const found = await repository.lockInvoiceDetail(db, companyId, uuid, includeDeleted);
+    return found && { row: found.invoice, record: toInvoiceResponse(found) };
+  },
 });

@@ -34,13 +34,23 @@ export interface JobWithRelations extends JobWithCustomer {
 }
 
 /** One job with its customer, location and assigned user, in one query. */
-export async function findJobWithRelations(
+export function findJobWithRelations(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<JobWithRelations | null> {
+  return selectJobWithRelations(db, companyId, uuid, includeDeleted, false);
+}
+
+/** findJobWithRelations with the job row locked until the transaction ends: the lock and the read in one statement. */
+export function lockJobWithRelations(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<JobWithRelations | null> {
+  return selectJobWithRelations(db, companyId, uuid, includeDeleted, true);
+}
+
+async function selectJobWithRelations(
   db: Db,
   companyId: string,
   uuid: string,
-  includeDeleted = false,
+  includeDeleted: boolean,
+  lock: boolean,
 ): Promise<JobWithRelations | null> {
-  const build = () =>
+  const select = () =>
     db
       .select({
         job: jobs,
@@ -57,8 +67,9 @@ export async function findJobWithRelations(
       .leftJoin(users, and(eq(users.companyId, jobs.companyId), eq(users.uuid, jobs.assignedToUserId)))
       .where(byUuidPlaceholders(jobs, includeDeleted))
       .limit(1);
-  type Row = Awaited<ReturnType<typeof build>>[number];
-  const statement = prepared(db, `find_job_with_relations_${includeDeleted ? 'any' : 'live'}`, build);
+  type Row = Awaited<ReturnType<typeof select>>[number];
+  const name = `find_job_with_relations_${includeDeleted ? 'any' : 'live'}${lock ? '_for_update' : ''}`;
+  const statement = prepared(db, name, () => (lock ? select().for('update', { of: jobs }) : select()));
   const rows = (await statement.execute({ companyId, uuid })) as Row[];
   const row = rows[0];
   if (!row) return null;

@@ -86,4 +86,8 @@ registerRecordedType('job', {
   noun: 'Job',
   embeds: ['customer', 'location', 'assigned_user'],
   load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async lockAndLoad(db, companyId, uuid, includeDeleted) {
+    const found = await repository.lockJobWithRelations(db, companyId, uuid, includeDeleted);
+    return found && { row: found.job, record: toJobResponse(found) };
+  },
 });
