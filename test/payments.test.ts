@@ -265,6 +265,32 @@ describe('DELETE /payments/:uuid', () => {
   });
 });
 
+describe('settlement from a payment create', () => {
+  it('keeps paid_amount equal to the live Completed payments, to the cent, across creates, updates, deletes and concurrent creates', async () => {
+    const { s, invoice } = await invoiceOf(1000);
+    const first = await makePayment(ctx.app, s.company.key, invoice.uuid, 10.01);
+    const pending = await makePayment(ctx.app, s.company.key, invoice.uuid, 20.02, { status: 'Pending' });
+    await makePayment(ctx.app, s.company.key, invoice.uuid, 30.03);
+    expect(await invoiceState(s, invoice.uuid)).toEqual({ paid_amount: 40.04, balance_amount: 959.96, status: 'Pending' });
+    // A delete and an update settle from the sum; the creates after them add to what they stored.
+    expect((await api(s, 'DELETE', `/payments/${first.uuid}`)).status).toBe(200);
+    await makePayment(ctx.app, s.company.key, invoice.uuid, 5.05);
+    expect((await api(s, 'PATCH', `/payments/${pending.uuid}`, { status: 'Completed' })).status).toBe(200);
+    await makePayment(ctx.app, s.company.key, invoice.uuid, 0.07, { status: 'Pending' });
+    expect(await invoiceState(s, invoice.uuid)).toEqual({ paid_amount: 55.1, balance_amount: 944.9, status: 'Pending' });
+
+    const concurrent = await Promise.all(
+      Array.from({ length: 20 }, () => api(s, 'POST', '/payments', paymentBody(invoice.uuid, 1.01))),
+    );
+    expect(concurrent.map((response) => response.status)).toEqual(Array(20).fill(200));
+    expect(await invoiceState(s, invoice.uuid)).toEqual({ paid_amount: 75.3, balance_amount: 924.7, status: 'Pending' });
+
+    const listed = await api(s, 'GET', `/payments?invoice_uuid=${invoice.uuid}&status=Completed&limit=100`);
+    const sumCents = listed.body.data.payments.reduce((total: number, payment: { amount: number }) => total + Math.round(payment.amount * 100), 0);
+    expect(sumCents).toBe(7530);
+  });
+});
+
 describe('GET /payments', () => {
   it('lists newest first with the invoice, and filters', async () => {
     const a = await invoiceOf(500);

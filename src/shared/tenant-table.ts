@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
 import { isPrepared, prepared, type PreparedRead } from '../db/perf/prepared.js';
@@ -18,13 +18,16 @@ export type TenantTable = PgTable & {
 };
 
 /** The company's rows, without soft-deleted ones unless asked. */
-export function scoped(table: TenantTable, companyId: string, includeDeleted = false): SQL {
+/** A value in a condition: given, or a placeholder of a prepared statement. */
+type Bound = string | Placeholder;
+
+export function scoped(table: TenantTable, companyId: Bound, includeDeleted = false): SQL {
   return includeDeleted
     ? eq(table.companyId, companyId)
     : (and(eq(table.companyId, companyId), isNull(table.deletedAt)) as SQL);
 }
 
-export function byUuid(table: TenantTable, companyId: string, uuid: string, includeDeleted = false): SQL {
+export function byUuid(table: TenantTable, companyId: Bound, uuid: Bound, includeDeleted = false): SQL {
   return and(scoped(table, companyId, includeDeleted), eq(table.uuid, uuid)) as SQL;
 }
 
@@ -147,11 +150,7 @@ export async function requireReference(
 
 /** byUuid with placeholders for the company and the uuid, for a prepared statement. */
 export function byUuidPlaceholders(table: TenantTable, includeDeleted: boolean): SQL {
-  return and(
-    eq(table.companyId, sql.placeholder('companyId')),
-    eq(table.uuid, sql.placeholder('uuid')),
-    includeDeleted ? undefined : isNull(table.deletedAt),
-  ) as SQL;
+  return byUuid(table, sql.placeholder('companyId'), sql.placeholder('uuid'), includeDeleted);
 }
 
 type RowOf<T extends TenantTable> = T['$inferSelect'];

@@ -1,5 +1,5 @@
 import type { SQL } from 'drizzle-orm';
-import { PgTransaction, type PgDialect } from 'drizzle-orm/pg-core';
+import type { PgDialect } from 'drizzle-orm/pg-core';
 import { databaseOf, namedStatementsAllowed, type Db } from '../client.js';
 
 /**
@@ -79,5 +79,3 @@ export async function executePrepared<Row>(db: Db, name: string, build: () => SQ
   }));
   return (await statement.execute(params)).rows;
 }
-
-export const isTransaction = (db: Db) => db instanceof PgTransaction;
