@@ -96,4 +96,30 @@ describe('embedded PGlite database', () => {
     const trgm = await database.db.execute(sql`select similarity('reyes', 'reyez') > 0 as works`);
     expect((trgm as unknown as { rows: Array<{ works: boolean }> }).rows).toEqual([{ works: true }]);
   });
+
+  it('numbers invoices and payments at commit, in the document and in its created event', async () => {
+    const { api_key: key } = await createCompany(database.db, { name: 'Numbers Co', email: 'numbers@example.com' });
+    const customer = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'Ada', last_name: 'Lane' } });
+    const job = await call(app, 'POST', '/api/v1/jobs', { key, body: { customer_uuid: customer.body.data.uuid, title: 'Boiler' } });
+    const numbers: string[] = [];
+    let invoiceUuid = '';
+    for (let i = 0; i < 2; i += 1) {
+      const invoice = await call(app, 'POST', '/api/v1/invoices', {
+        key,
+        body: { customer_uuid: customer.body.data.uuid, job_uuid: job.body.data.uuid, due_date: '2030-01-31', subtotal: 100 },
+      });
+      expect(invoice.status).toBe(200);
+      numbers.push(invoice.body.data.invoice_number);
+      invoiceUuid = invoice.body.data.uuid;
+    }
+    expect(numbers).toEqual(['INV-0001', 'INV-0002']);
+    const payment = await call(app, 'POST', '/api/v1/payments', {
+      key,
+      body: { invoice_uuid: invoiceUuid, payment_type: 'cash', amount: 10, payment_date: '2030-01-02' },
+    });
+    expect(payment.status).toBe(200);
+    expect(payment.body.data.payment_number).toBe('PAY-0001');
+    const events = await call(app, 'GET', '/api/v1/events?type=invoice.created', { key });
+    expect(events.body.data.events.map((event: { data: { object: { invoice_number: string } } }) => event.data.object.invoice_number)).toEqual(numbers);
+  });
 });

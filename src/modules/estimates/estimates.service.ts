@@ -7,7 +7,7 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { assignNumber } from '../numbering/numbering.service.js';
+import { withNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import type { Tier } from '../templates/templates.schemas.js';
@@ -113,7 +113,7 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
-  return recordChanges(db, actor, async (changes) => {
+  const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
@@ -132,12 +132,9 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
       pricingType: template.pricingType,
     });
     changes.created('estimate', uuid);
-    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
-    await changes.flush();
-    const estimateNumber = await assignNumber(tx, companyId, 'estimate', uuid, changes.eventOf('estimate', uuid));
-    changes.amend('estimate', uuid, { estimate_number: estimateNumber });
     return changes.answer('estimate', uuid);
   });
+  return withNumber(db, companyId, 'estimate', created);
 }
 
 /** New amounts when the update sends a pricing input; a template deleted since still prices its estimates. */

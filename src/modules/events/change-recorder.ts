@@ -197,21 +197,8 @@ export class Changes {
   }
 
   /**
-   * Records the event of a record whose change is complete, now rather than at the end: a write that
-   * takes a company-wide lock afterwards (numbering) then holds it for less time.
-   */
-  async complete(type: ObjectType, uuid: string | null | undefined): Promise<void> {
-    const entry = uuid ? this.entries.get(`${type}:${uuid}`) : undefined;
-    if (!entry || entry.event !== undefined) return;
-    const event = await this.eventFor(entry);
-    entry.event = event?.uuid ?? null;
-    if (event) await insertEventsWithDeliveries(this.tx, [event], () => uuidv7());
-  }
-
-  /**
    * Reads every remembered record again and records one event per changed record; primary records first.
-   * recordChanges calls it before the commit; a write may call it earlier, when what follows changes no
-   * recorded field except through amend().
+   * recordChanges calls it before the commit.
    */
   async flush(): Promise<void> {
     const ordered = [...this.entries.values()]
@@ -224,21 +211,6 @@ export class Changes {
       if (event) batch.push(event);
     }
     await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
-  }
-
-  /** The uuid of the event recorded for a record (by complete() or flush()); null when none was. */
-  eventOf(type: ObjectType, uuid: string): string | null {
-    return this.entries.get(`${type}:${uuid}`)?.event ?? null;
-  }
-
-  /**
-   * Sets fields of a recorded record in the answer, keeping the field order: for a value written after its
-   * event was recorded by a statement that writes it into the stored event too (a document number).
-   */
-  amend<K extends keyof RecordedObjects>(type: K, uuid: string, fields: Partial<RecordedObjects[K]>): void {
-    const records = this.recordsOf(type);
-    const record = records.get(uuid);
-    if (record !== undefined) records.set(uuid, { ...record, ...fields });
   }
 
   private recordsOf<K extends keyof RecordedObjects>(type: K): Map<string, RecordedObjects[K]> {

@@ -9,7 +9,7 @@ import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { markJobInvoiced, markJobPaid } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
-import { assignNumber } from '../numbering/numbering.service.js';
+import { withNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
   priceInvoice,
@@ -140,7 +140,7 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
-  return recordChanges(db, actor, async (changes) => {
+  const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
@@ -172,12 +172,9 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       status,
     });
     changes.created('invoice', uuid);
-    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
-    await changes.flush();
-    const invoiceNumber = await assignNumber(tx, companyId, 'invoice', uuid, changes.eventOf('invoice', uuid));
-    changes.amend('invoice', uuid, { invoice_number: invoiceNumber });
     return changes.answer('invoice', uuid);
   });
+  return withNumber(db, companyId, 'invoice', created);
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {

@@ -7,19 +7,14 @@ import type { KindSettings, KindSettingsBody, UpdateNumberingBody } from './numb
 export type { NumberKind } from './numbering.repository.js';
 
 /**
- * Numbers a document written without a number, inside the caller's transaction, as its last statement:
- * the counter row stays locked until that transaction ends, so concurrent creates get consecutive numbers
- * and a rolled-back create leaves no gap. The number is written into the document and into its created
- * event (`eventUuid`). A one-time override is used once; numbering then continues at
- * max(next_number, override + 1). Answers the formatted number, e.g. INV-0042.
+ * Documents are numbered when their transaction commits, by the deferred trigger number_document()
+ * (migration 0012): the company's counter row is locked only for that trigger and the commit, so concurrent
+ * creates get consecutive numbers and a rolled-back create leaves no gap. A one-time override is used once;
+ * numbering then continues at max(next_number, override + 1). A create answers with its record as committed:
+ * this fills in the number the document got, e.g. INV-0042.
  */
-export async function assignNumber(tx: Db, companyId: string, kind: NumberKind, documentUuid: string, eventUuid: string | null): Promise<string> {
-  let number = await repository.assignNextNumber(tx, companyId, kind, documentUuid, eventUuid);
-  if (number === null) {
-    await repository.ensureCounter(tx, companyId, kind);
-    number = await repository.assignNextNumber(tx, companyId, kind, documentUuid, eventUuid);
-  }
-  return number!;
+export async function withNumber<T extends { uuid: string }>(db: Db, companyId: string, kind: NumberKind, record: T): Promise<T> {
+  return { ...record, [`${kind}_number`]: await repository.readDocumentNumber(db, companyId, kind, record.uuid) };
 }
 
 function toSettings(counter: repository.CounterSettings): KindSettings {

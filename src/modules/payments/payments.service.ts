@@ -8,7 +8,7 @@ import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
 import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
-import { assignNumber } from '../numbering/numbering.service.js';
+import { withNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
 import * as repository from './payments.repository.js';
@@ -62,7 +62,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const status = body.status ?? 'Completed';
   const processedAt = processedAtFor(status, body.processed_at, null);
   const uuid = uuidv7();
-  return recordChanges(db, actor, async (changes) => {
+  const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     const detail = await lockInvoiceForChange(changes, body.invoice_uuid);
     if (!detail) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
@@ -90,12 +90,9 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
         customer: { uuid: customer.uuid, firstName: customer.firstName, lastName: customer.lastName },
       }),
     );
-    // Events first, the number last: the company-wide counter is then locked for one statement and the commit.
-    await changes.flush();
-    const paymentNumber = await assignNumber(tx, companyId, 'payment', uuid, changes.eventOf('payment', uuid));
-    changes.amend('payment', uuid, { payment_number: paymentNumber });
     return changes.answer('payment', uuid);
   });
+  return withNumber(db, companyId, 'payment', created);
 }
 
 /**
