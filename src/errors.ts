@@ -45,3 +45,6 @@ export const notFound = (what: string) => new AppError('not_found', `${what} not
 
 export const invalidField = (field: string, message: string) =>
   new AppError('validation_error', `Invalid ${field}: ${message}`, [{ field, message }]);
+
+/** A reference in a body that is not a live record of the company: missing, deleted or another company's. */
+export const missingReference = (field: string) => invalidField(field, 'does not refer to an existing record of this company');

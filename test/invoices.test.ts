@@ -196,6 +196,36 @@ describe('amount sources without line items', () => {
     expect(invoice.estimate).toEqual({ uuid: estimateUuid, estimate_number: expect.stringMatching(/^EST-/), status: 'Accepted' });
   });
 
+  it('answers a create with exactly what its GET answers: embeds, Overdue, Paid at once', async () => {
+    const s = await setup({ actualAmount: '120.00' });
+    const location = await makeLocation(ctx.app, s.company.key, { name: 'Depot', timezone: 'Pacific/Kiritimati' });
+    const estimateUuid = await insertEstimate(ctx.database, s.company.companyId, s.company.userId, s.customer.uuid, {
+      baseAmount: '10.00',
+      addonsAmount: '0.00',
+      taxAmount: '0.00',
+    });
+    const bodies = [
+      { location_uuid: location.uuid, estimate_uuid: estimateUuid },
+      { due_date: '2020-01-01', notes: 'late', terms: 'Net 30', internal_notes: 'x' },
+      { line_items: [{ description: 'Free', unit_price: 0 }] },
+      { status: 'Draft', invoice_type: 'Progress', progress_percentage: 50 },
+    ];
+    const statuses: string[] = [];
+    for (const body of bodies) {
+      const created = await makeInvoice(ctx.app, s, body);
+      const read = await api(s, 'GET', `/invoices/${created.uuid}`);
+      expect(read.body.data).toStrictEqual(created);
+      statuses.push(created.status);
+      expect(created.job).toEqual({ uuid: s.jobUuid, title: expect.any(String), status: 'Invoiced' });
+      expect(created.customer).toEqual({ uuid: s.customer.uuid, first_name: s.customer.first_name, last_name: s.customer.last_name, email: 'dana@example.com' });
+    }
+    expect(statuses).toEqual(['Pending', 'Overdue', 'Paid', 'Draft']);
+    const withLocation = await api(s, 'GET', `/invoices?limit=100`);
+    const first = withLocation.body.data.invoices.find((invoice: { location_uuid: string | null }) => invoice.location_uuid === location.uuid);
+    // The location's timezone sets the business day of issue_date.
+    expect(first.issue_date).toBe(todayIn('Pacific/Kiritimati'));
+  });
+
   it("bills the job's actual_amount, else its estimated_amount, else 0", async () => {
     const s = await setup({ actualAmount: '180.25', estimatedAmount: '150.00' });
     const actual = await makeInvoice(ctx.app, s);

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, statusOf, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AppError, missingReference, statusOf, type ErrorCode, type ErrorDetail } from '../errors.js';
 
 interface PgLikeError {
   code?: string;
@@ -84,9 +84,7 @@ export function translate(error: unknown): AppError {
     const code = pgError.code;
     if (code === '23503') {
       const field = foreignKeyField(pgError.detail);
-      return new AppError('validation_error', `Invalid ${field}: does not refer to an existing record of this company`, [
-        { field, message: 'does not refer to an existing record of this company' },
-      ]);
+      return missingReference(field);
     }
     if (code === '23505') return new AppError('conflict', 'The record conflicts with an existing one; retry the request.');
     // Class 22 (data exception) is always a value PostgreSQL refuses: out of range, malformed, a NUL character.

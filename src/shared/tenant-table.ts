@@ -4,7 +4,7 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
 import { isPrepared, prepared, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
-import { invalidField } from '../errors.js';
+import { missingReference } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
 import { assertRecordedWrite } from './recorded-writes.js';
 
@@ -145,7 +145,7 @@ export async function requireReference(
     db.select({ uuid: table.uuid }).from(table).where(byUuidPlaceholders(table, false)).limit(1),
   );
   const found = await statement.execute({ companyId, uuid });
-  if (found.length === 0) throw invalidField(field, 'does not refer to an existing record of this company');
+  if (found.length === 0) throw missingReference(field);
 }
 
 /** byUuid with placeholders for the company and the uuid, for a prepared statement. */
@@ -229,18 +229,27 @@ const MAX_PREPARED_INSERTS = 64;
 const preparedInsertCounts = new WeakMap<object, Map<string, number>>();
 
 /**
- * Inserts a row and returns it. The statement is prepared once per set of columns given (creates repeat a
- * handful of shapes), so it is neither rebuilt nor re-parsed per request.
+ * Inserts a row and returns it, with the `computed` expressions of the new row when given. The statement is
+ * prepared once per set of columns given (creates repeat a handful of shapes), so it is neither rebuilt nor
+ * re-parsed per request.
  */
-export async function insertRow<T extends TenantTable>(db: Db, table: T, values: InsertOf<T>): Promise<RowOf<T>> {
+export async function insertRow<T extends TenantTable, C extends Record<string, SQL> = Record<never, SQL>>(
+  db: Db,
+  table: T,
+  values: InsertOf<T>,
+  computed?: C,
+): Promise<RowOf<T> & { [K in keyof C]: unknown }> {
   assertRecordedWrite(db, table);
   const tableName = getTableName(table);
   const given = values as Record<string, unknown>;
   const columns = Object.keys(given).filter((key) => given[key] !== undefined).sort();
   // A null is written as NULL, not passed through the column's encoder (a json column would store 'null').
   const shape = columns.map((column) => (given[column] === null ? `${column}=null` : column));
-  const signature = createHash('sha1').update(`${tableName}:${shape.join(',')}`).digest('hex').slice(0, 16);
+  const returned = computed ? Object.keys(computed).sort().join(',') : '';
+  const signature = createHash('sha1').update(`${tableName}:${shape.join(',')}:${returned}`).digest('hex').slice(0, 16);
   const name = `insert_${signature}`;
+  const returning = (insert: { returning(fields?: Record<string, unknown>): unknown }) =>
+    computed ? insert.returning({ ...getTableColumns(table as TenantTable), ...computed }) : insert.returning();
   let counts = preparedInsertCounts.get(databaseOf(db));
   if (!counts) {
     counts = new Map();
@@ -248,14 +257,14 @@ export async function insertRow<T extends TenantTable>(db: Db, table: T, values:
   }
   const known = isPrepared(db, name);
   if (!known && (counts.get(tableName) ?? 0) >= MAX_PREPARED_INSERTS) {
-    const [row] = await db.insert(table).values(values as never).returning();
-    return row as RowOf<T>;
+    const [row] = (await returning(db.insert(table).values(values as never))) as Array<RowOf<T> & { [K in keyof C]: unknown }>;
+    return row;
   }
   if (!known) counts.set(tableName, (counts.get(tableName) ?? 0) + 1);
   const placeholders = Object.fromEntries(columns.map((column) => [column, given[column] === null ? null : sql.placeholder(column)]));
-  const statement = prepared(db, name, () => db.insert(table).values(placeholders as never).returning() as unknown as { prepare(name: string): PreparedRead });
+  const statement = prepared(db, name, () => returning(db.insert(table).values(placeholders as never)) as { prepare(name: string): PreparedRead });
   const [row] = await statement.execute(values as Record<string, unknown>);
-  return row as RowOf<T>;
+  return row as RowOf<T> & { [K in keyof C]: unknown };
 }
 
 /**

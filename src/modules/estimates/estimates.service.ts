@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations } from '../../db/schema/index.js';
-import { AppError, invalidField, notFound } from '../../errors.js';
+import { AppError, invalidField, missingReference, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
@@ -62,7 +62,7 @@ function amountColumns(amounts: EstimateAmounts) {
 /** A template given in a body must be a live template of the company (400 otherwise). */
 async function requireTemplate(db: Db, companyId: string, uuid: string) {
   const template = await findTemplate(db, companyId, uuid);
-  if (!template) throw invalidField('template_uuid', 'does not refer to an existing record of this company');
+  if (!template) throw missingReference('template_uuid');
   return template;
 }
 

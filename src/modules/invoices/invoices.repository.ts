@@ -1,6 +1,6 @@
-import { and, desc, eq, getTableColumns, isNull, or, sql, sum, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, sum, type SQL } from 'drizzle-orm';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
-import { prepared } from '../../db/perf/prepared.js';
+import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
 import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
@@ -114,8 +114,10 @@ export function findShownStatus(db: Db, companyId: string, uuid: string) {
     .then((rows) => rows[0]?.shownStatus ?? null);
 }
 
-export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<void> {
-  await insertRow(db, invoices, values);
+/** Inserts an invoice; answers the row as written with the status it reads as. */
+export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<{ invoice: InvoiceRow; shownStatus: InvoiceStatus }> {
+  const { shownStatus, ...invoice } = await insertRow(db, invoices, values, { shownStatus: invoiceReadStatus });
+  return { invoice: invoice as InvoiceRow, shownStatus: shownStatus as InvoiceStatus };
 }
 
 export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
@@ -170,35 +172,71 @@ export async function findJobAmounts(db: Db, companyId: string, uuid: string) {
   return rows[0] ?? null;
 }
 
-/** A live estimate's amounts; null when it is not a live estimate of the company. */
+export interface EstimateAmounts {
+  uuid: string;
+  estimateNumber: string | null;
+  status: (typeof estimates.$inferSelect)['status'];
+  baseAmount: string;
+  addonsAmount: string;
+  taxAmount: string;
+}
+
+/** A live estimate's amounts and what an invoice embeds of it; null when it is not a live estimate of the company. */
 export async function findEstimateAmounts(db: Db, companyId: string, uuid: string) {
   const statement = prepared(db, 'estimate_amounts', () =>
     db
-      .select({ baseAmount: estimates.baseAmount, addonsAmount: estimates.addonsAmount, taxAmount: estimates.taxAmount })
+      .select({
+        uuid: estimates.uuid,
+        estimateNumber: estimates.estimateNumber,
+        status: estimates.status,
+        baseAmount: estimates.baseAmount,
+        addonsAmount: estimates.addonsAmount,
+        taxAmount: estimates.taxAmount,
+      })
       .from(estimates)
       .where(byUuidPlaceholders(estimates, false))
       .limit(1),
   );
-  const rows = (await statement.execute({ companyId, uuid })) as Array<{ baseAmount: string; addonsAmount: string; taxAmount: string }>;
+  const rows = (await statement.execute({ companyId, uuid })) as Array<EstimateAmounts>;
   return rows[0] ?? null;
 }
 
-/** Timezone of the location, else of the company's primary location, else America/New_York. */
-export async function invoiceTimezone(db: Db, companyId: string, locationUuid: string | null): Promise<string> {
-  const isPrimary = and(eq(locations.isPrimary, true), isNull(locations.deletedAt));
-  const ofCompany = eq(locations.companyId, sql.placeholder('companyId'));
-  const rows = locationUuid
-    ? await prepared(db, 'invoice_timezone_of_location', () =>
-        db
-          .select({ timezone: locations.timezone })
-          .from(locations)
-          .where(and(ofCompany, or(eq(locations.uuid, sql.placeholder('locationUuid')), isPrimary)))
-          .orderBy(desc(sql`${locations.uuid} = ${sql.placeholder('locationUuid')}`))
-          .limit(1),
-      ).execute({ companyId, locationUuid })
-    : await prepared(db, 'invoice_timezone_of_company', () =>
-        db.select({ timezone: locations.timezone }).from(locations).where(and(ofCompany, isPrimary)).limit(1),
-      ).execute({ companyId });
-  const [row] = rows as Array<{ timezone: string }>;
-  return row?.timezone ?? DEFAULT_TIMEZONE;
+/** The customer and location an invoice create names, as its GET embeds them, and the timezone of its business day. */
+export interface InvoiceParties {
+  /** Null when customer_uuid is not a live customer of the company. */
+  customer: { uuid: string; firstName: string; lastName: string; email: string | null } | null;
+  /** Null when no location_uuid was given or it is not a live location of the company. */
+  location: { uuid: string; name: string } | null;
+  /** The location's timezone, else the company's primary location's, else America/New_York. */
+  timezone: string;
+}
+
+/** The parties of an invoice create in one statement (see InvoiceParties). */
+export async function findInvoiceParties(db: Db, companyId: string, customerUuid: string, locationUuid: string | null): Promise<InvoiceParties> {
+  const company = sql`${sql.placeholder('companyId')}::uuid`;
+  const [row] = await executePrepared<{
+    customer_uuid: string | null;
+    first_name: string;
+    last_name: string;
+    email: string | null;
+    location_uuid: string | null;
+    location_name: string;
+    timezone: string;
+  }>(
+    db,
+    'invoice_parties',
+    () => sql`
+      select c.uuid as customer_uuid, c.first_name, c.last_name, c.email, l.uuid as location_uuid, l.name as location_name,
+        coalesce(l.timezone, (select p.timezone from locations p
+          where p.company_id = ${company} and p.is_primary and p.deleted_at is null limit 1), ${DEFAULT_TIMEZONE}) as timezone
+      from (select 1) as one
+      left join customers c on c.company_id = ${company} and c.uuid = ${sql.placeholder('customerUuid')}::uuid and c.deleted_at is null
+      left join locations l on l.company_id = ${company} and l.uuid = ${sql.placeholder('locationUuid')}::uuid and l.deleted_at is null`,
+    { companyId, customerUuid, locationUuid },
+  );
+  return {
+    customer: row.customer_uuid === null ? null : { uuid: row.customer_uuid, firstName: row.first_name, lastName: row.last_name, email: row.email },
+    location: row.location_uuid === null ? null : { uuid: row.location_uuid, name: row.location_name },
+    timezone: row.timezone,
+  };
 }

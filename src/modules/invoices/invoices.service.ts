@@ -1,13 +1,14 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, invoices, locations } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../errors.js';
+import { invoices, locations } from '../../db/schema/index.js';
+import { invalidField, missingReference, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { markJobInvoiced, markJobPaid } from '../jobs/jobs.repository.js';
+import { invoiceJob, lockJobForInvoice } from '../jobs/job-billing.js';
+import type { JobRow } from '../jobs/jobs.repository.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import {
@@ -31,23 +32,23 @@ import type {
   UpdateInvoiceBody,
 } from './invoices.schemas.js';
 
+/** A job's billable amounts, as stored. */
+type JobAmounts = Pick<JobRow, 'actualAmount' | 'estimatedAmount'>;
+
+/** The live estimate an invoice names, or null when it names none; 400 when it is not one of the company's. */
+async function estimateOf(db: Db, companyId: string, estimateUuid: string | null | undefined) {
+  if (!estimateUuid) return null;
+  const estimate = await repository.findEstimateAmounts(db, companyId, estimateUuid);
+  if (!estimate) throw missingReference('estimate_uuid');
+  return estimate;
+}
+
 /**
- * Checks the job and estimate references and returns what the invoice bills without line items or a
- * subtotal: the estimate's base + addons and tax, else the job's actual_amount, else its
- * estimated_amount, else 0.
+ * What the invoice bills without line items or a subtotal: the estimate's base + addons and tax, else the
+ * job's actual_amount, else its estimated_amount, else 0.
  */
-async function amountSource(
-  db: Db,
-  companyId: string,
-  refs: { job_uuid?: string | null; estimate_uuid?: string | null },
-): Promise<AmountSource> {
-  const job = refs.job_uuid ? await repository.findJobAmounts(db, companyId, refs.job_uuid) : null;
-  if (refs.job_uuid && !job) throw invalidField('job_uuid', 'does not refer to an existing record of this company');
-  if (refs.estimate_uuid) {
-    const estimate = await repository.findEstimateAmounts(db, companyId, refs.estimate_uuid);
-    if (!estimate) throw invalidField('estimate_uuid', 'does not refer to an existing record of this company');
-    return { subtotal: toCents(estimate.baseAmount) + toCents(estimate.addonsAmount), tax: toCents(estimate.taxAmount) };
-  }
+function amountSource(job: JobAmounts | null, estimate: repository.EstimateAmounts | null): AmountSource {
+  if (estimate) return { subtotal: toCents(estimate.baseAmount) + toCents(estimate.addonsAmount), tax: toCents(estimate.taxAmount) };
   const jobAmount = job?.actualAmount ?? job?.estimatedAmount ?? null;
   return jobAmount === null ? NO_AMOUNT : { subtotal: toCents(jobAmount), tax: 0 };
 }
@@ -109,7 +110,9 @@ function repricedInput(stored: PricingInput, body: UpdateInvoiceBody): PricingIn
 
 /** The dry run of create's arithmetic: same input, same numbers; nothing is written. */
 export async function previewInvoice(db: Db, companyId: string, body: PreviewInvoiceBody): Promise<InvoicePreview> {
-  const pricing = priceInvoice(body, await amountSource(db, companyId, body));
+  const job = body.job_uuid ? await repository.findJobAmounts(db, companyId, body.job_uuid) : null;
+  if (body.job_uuid && !job) throw missingReference('job_uuid');
+  const pricing = priceInvoice(body, amountSource(job, await estimateOf(db, companyId, body.estimate_uuid)));
   return {
     preview: {
       subtotal: fromCents(pricing.subtotal),
@@ -134,25 +137,27 @@ async function get(db: Db, companyId: string, uuid: string, includeDeleted: bool
 }
 
 /**
- * One transaction: references checked, amounts priced, the row written and the job moved to Invoiced
- * (and stamped paid_at when a zero total makes the invoice Paid), then the next invoice number taken.
+ * One transaction: references checked, amounts priced, the job moved to Invoiced (and stamped paid_at when a
+ * zero total makes the invoice Paid) and the row written. Its GET form is built from the rows in hand; the
+ * number is taken at commit (see withNumber).
  */
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
   const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
-    await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
-    await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
-    const source = await amountSource(tx, companyId, body);
-    const pricing = priceInvoice(body, source);
     const locationUuid = body.location_uuid ?? null;
-    const issueDate = body.issue_date ?? businessToday(await repository.invoiceTimezone(tx, companyId, locationUuid));
+    const { customer, location, timezone } = await repository.findInvoiceParties(tx, companyId, body.customer_uuid, locationUuid);
+    if (!customer) throw missingReference('customer_uuid');
+    if (locationUuid && !location) throw missingReference('location_uuid');
+    const job = await lockJobForInvoice(changes, body.job_uuid);
+    if (!job) throw missingReference('job_uuid');
+    const estimate = await estimateOf(tx, companyId, body.estimate_uuid);
+    const source = amountSource(job.job, estimate);
+    const pricing = priceInvoice(body, source);
     const status = settledStatus(body.status ?? 'Pending', pricing.total);
-    await changes.touch('job', body.job_uuid);
-    await markJobInvoiced(tx, companyId, body.job_uuid);
-    if (status === 'Paid') await markJobPaid(tx, companyId, body.job_uuid);
-    await repository.insertInvoice(tx, {
+    const invoicedJob = await invoiceJob(changes, job, { paid: status === 'Paid' });
+    const inserted = await repository.insertInvoice(tx, {
       companyId,
       uuid,
       customerUuid: body.customer_uuid,
@@ -162,7 +167,7 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       createdByUserId: actor.userId,
       invoiceType: body.invoice_type ?? 'Full',
       progressPercentage: body.progress_percentage == null ? null : String(body.progress_percentage),
-      issueDate,
+      issueDate: body.issue_date ?? businessToday(timezone),
       dueDate: body.due_date,
       ...pricingColumns(pricing),
       pricingInput: { input: pricingInputOf(body), source } satisfies StoredPricing,
@@ -171,7 +176,17 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       internalNotes: body.internal_notes ?? null,
       status,
     });
-    changes.created('invoice', uuid);
+    changes.created(
+      'invoice',
+      uuid,
+      toInvoiceResponse({
+        ...inserted,
+        customer,
+        job: { uuid: invoicedJob.uuid, title: invoicedJob.title, status: invoicedJob.status },
+        estimate: estimate && { uuid: estimate.uuid, estimateNumber: estimate.estimateNumber, status: estimate.status },
+        location,
+      }),
+    );
     return changes.answer('invoice', uuid);
   });
   return withNumber(db, companyId, 'invoice', created);

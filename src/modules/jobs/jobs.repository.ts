@@ -139,16 +139,26 @@ export async function liveJobExists(db: Db, companyId: string, uuid: string): Pr
 /** The job's key and the time of the change, as placeholders (markJobInvoiced, markJobPaid). */
 const jobAtNow = { job: and(eq(jobs.companyId, sql.placeholder('companyId')), eq(jobs.uuid, sql.placeholder('uuid'))), now: sql`${sql.placeholder('now')}::timestamptz` };
 
-/** Creating an invoice moves its job to Invoiced (stamping invoiced_at once). */
-export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, now = new Date()): Promise<void> {
+/**
+ * Creating an invoice moves its job to Invoiced (stamping invoiced_at once, and paid_at once when the invoice
+ * is already Paid). Answers the row as written.
+ */
+export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string, options: { paid: boolean }, now = new Date()): Promise<JobRow> {
   assertRecordedWrite(db, jobs);
   const statement = prepared(db, 'mark_job_invoiced', () =>
     db
       .update(jobs)
-      .set({ status: 'Invoiced', invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${jobAtNow.now})`, updatedAt: jobAtNow.now })
-      .where(jobAtNow.job),
+      .set({
+        status: 'Invoiced',
+        invoicedAt: sql`coalesce(${jobs.invoicedAt}, ${jobAtNow.now})`,
+        paidAt: sql`case when ${sql.placeholder('paid')}::boolean then coalesce(${jobs.paidAt}, ${jobAtNow.now}) else ${jobs.paidAt} end`,
+        updatedAt: jobAtNow.now,
+      })
+      .where(jobAtNow.job)
+      .returning(),
   );
-  await statement.execute({ companyId, uuid: jobUuid, now: now.toISOString() });
+  const [row] = (await statement.execute({ companyId, uuid: jobUuid, now: now.toISOString(), paid: options.paid })) as JobRow[];
+  return row;
 }
 
 /** An invoice of the job became Paid: the job gets paid_at (once). */

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { payments } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../errors.js';
+import { invalidField, missingReference, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
@@ -65,7 +65,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     const detail = await lockInvoiceForChange(changes, body.invoice_uuid);
-    if (!detail) throw invalidField('invoice_uuid', 'does not refer to an existing record of this company');
+    if (!detail) throw missingReference('invoice_uuid');
     const { invoice, customer } = detail;
     requireIssued(invoice, 'invoice_uuid');
     const payment = await repository.insertPayment(tx, {
