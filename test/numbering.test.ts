@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import * as numberingRepository from '../src/modules/numbering/numbering.repository.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { eventsOf } from './helpers/events.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment } from './helpers/billing-factories.js';
@@ -206,6 +207,28 @@ describe('numbers written last', () => {
     expect(created.data.object).toEqual(payment);
     const [invoiceCreated] = await eventsOf(ctx.app, setup.company.key, invoice.uuid, 2);
     expect(invoiceCreated.data.object.invoice_number).toBe(invoice.invoice_number);
+  });
+});
+
+describe('numbers taken at commit', () => {
+  it('a create whose first read of its number fails after the commit still answers it, and a rolled-back create leaves no gap', async () => {
+    const setup = await makeBillingSetup(ctx.app, ctx.database);
+    const first = await makeInvoiceOf(ctx.app, setup, 10);
+    const read = vi.spyOn(numberingRepository, 'readDocumentNumber').mockRejectedValueOnce(new Error('connection terminated'));
+    try {
+      const second = await makeInvoiceOf(ctx.app, setup, 10);
+      expect(read).toHaveBeenCalledTimes(2);
+      expect([first.invoice_number, second.invoice_number]).toEqual(['INV-0001', 'INV-0002']);
+    } finally {
+      read.mockRestore();
+    }
+    // A create refused inside its transaction takes no number.
+    const refused = await call(ctx.app, 'POST', '/api/v1/invoices', {
+      key: setup.company.key,
+      body: { job_uuid: setup.jobUuid, customer_uuid: setup.customer.uuid, due_date: '2099-12-31', estimate_uuid: '00000000-0000-7000-8000-000000000000' },
+    });
+    expect(refused.status).toBe(400);
+    expect((await makeInvoiceOf(ctx.app, setup, 10)).invoice_number).toBe('INV-0003');
   });
 });
 

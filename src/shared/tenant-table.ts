@@ -17,16 +17,17 @@ export type TenantTable = PgTable & {
   deletedAt: PgColumn;
 };
 
-/** The company's rows, without soft-deleted ones unless asked. */
 /** A value in a condition: given, or a placeholder of a prepared statement. */
 type Bound = string | Placeholder;
 
+/** The company's rows, without soft-deleted ones unless asked. */
 export function scoped(table: TenantTable, companyId: Bound, includeDeleted = false): SQL {
   return includeDeleted
     ? eq(table.companyId, companyId)
     : (and(eq(table.companyId, companyId), isNull(table.deletedAt)) as SQL);
 }
 
+/** The company's row with this uuid, live unless includeDeleted. */
 export function byUuid(table: TenantTable, companyId: Bound, uuid: Bound, includeDeleted = false): SQL {
   return and(scoped(table, companyId, includeDeleted), eq(table.uuid, uuid)) as SQL;
 }

@@ -14,7 +14,15 @@ export type { NumberKind } from './numbering.repository.js';
  * this fills in the number the document got, e.g. INV-0042.
  */
 export async function withNumber<T extends { uuid: string }>(db: Db, companyId: string, kind: NumberKind, record: T): Promise<T> {
-  return { ...record, [`${kind}_number`]: await repository.readDocumentNumber(db, companyId, kind, record.uuid) };
+  let number: string;
+  try {
+    number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
+  } catch {
+    // The create is committed: one failed read (a connection cut between the two) must not answer an error
+    // that a client would retry into a second document. A second failure does answer 500.
+    number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
+  }
+  return { ...record, [`${kind}_number`]: number };
 }
 
 function toSettings(counter: repository.CounterSettings): KindSettings {
