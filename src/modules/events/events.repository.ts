@@ -1,7 +1,7 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, webhookDeliveries } from '../../db/schema/index.js';
-import { prepared } from '../../db/perf/prepared.js';
+import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import { eventJsonSql } from './event.mapper.js';
 
 /** Event batches of up to this many events are written by prepared statements. */
@@ -104,47 +104,31 @@ function feedParams(companyId: string, filters: FeedFilters) {
     objectUuid: filters.objectUuid,
     // One row more than the page tells whether more follow.
     limit: filters.limit + 1,
-    pageSize: filters.limit,
   };
+}
+
+/** The feed's rows after the conditions, in (txid, seq) order: one more than the page tells whether more follow. */
+function pageRows(filters: FeedFilters, after?: SQL): SQL {
+  return sql`select ${eventJson} as event_json from ${events}
+    where ${and(feedConditions(filters), after)}
+    order by ${events.txid}, ${events.seq} limit ${sql.placeholder('limit')}`;
 }
 
 /**
- * The page's rows in (txid, seq) order, numbered, as a subquery; `after` adds the condition that places
- * the page after an event's position.
+ * The page's JSON array text from its rows' event JSON texts (null for none, as a lateral join gives).
+ * The rows come back one by one and are joined here: aggregating them in PostgreSQL (a numbered window
+ * and an ordered string_agg) cost it more than the whole rest of the statement.
  */
-function pageRows(db: Db, filters: FeedFilters, after?: SQL) {
-  return db
-    .select({
-      rowNumber: sql<number>`row_number() over (order by ${events.txid}, ${events.seq})`.as('row_number'),
-      json: eventJson.as('event_json'),
-    })
-    .from(events)
-    .where(and(feedConditions(filters), after))
-    .orderBy(asc(events.txid), asc(events.seq))
-    .limit(sql.placeholder('limit'))
-    .as('page');
-}
-
-/** The page's JSON array text (first pageSize rows) and the count of rows read (pageSize + 1 means more). */
-function pageAggregates(page: ReturnType<typeof pageRows>) {
-  return {
-    rows: sql<string>`count(${page.json})`.mapWith(Number),
-    eventsJson: sql<string | null>`string_agg(${page.json}, ',' order by ${page.rowNumber}) filter (where ${page.rowNumber} <= ${sql.placeholder('pageSize')})`,
-  };
-}
-
-function toFeedPage(row: { rows: number; eventsJson: string | null } | undefined, limit: number): FeedPage {
-  return { eventsJson: `[${row?.eventsJson ?? ''}]`, hasMore: (row?.rows ?? 0) > limit };
+function toFeedPage(rows: ReadonlyArray<{ event_json: string | null }>, limit: number): FeedPage {
+  const texts: string[] = [];
+  for (const row of rows) if (row.event_json !== null) texts.push(row.event_json);
+  return { eventsJson: `[${texts.slice(0, limit).join(',')}]`, hasMore: texts.length > limit };
 }
 
 /** The first page of the feed in (txid, seq) order. */
 export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<FeedPage> {
-  const statement = prepared(db, `events_feed_${shapeOf(filters)}`, () => {
-    const page = pageRows(db, filters);
-    return db.select(pageAggregates(page)).from(page);
-  });
-  const [row] = (await statement.execute(feedParams(companyId, filters))) as Array<{ rows: number; eventsJson: string | null }>;
-  return toFeedPage(row, filters.limit);
+  const rows = await executePrepared<{ event_json: string }>(db, `events_feed_${shapeOf(filters)}`, () => pageRows(filters), feedParams(companyId, filters));
+  return toFeedPage(rows, filters.limit);
 }
 
 /**
@@ -158,32 +142,17 @@ export async function selectFeedPageAfter(
   afterUuid: string,
   filters: FeedFilters,
 ): Promise<(FeedPage & { afterCreatedAt: Date }) | null> {
-  const statement = prepared(db, `events_feed_after_${shapeOf(filters)}`, () => {
-    const afterEvent = db.$with('after_event').as(
-      db
-        .select({
-          txid: sql<string>`${events.txid}`.as('after_txid'),
-          seq: sql<number>`${events.seq}`.as('after_seq'),
-          createdAt: sql<string>`${events.createdAt}`.as('after_created_at'),
-        })
-        .from(events)
-        .where(and(eq(events.companyId, sql.placeholder('companyId')), eq(events.uuid, sql.placeholder('after')))),
-    );
-    const page = pageRows(db, filters, sql`(${events.txid}, ${events.seq}) > (${afterEvent.txid}, ${afterEvent.seq})`);
-    return db
-      .with(afterEvent)
-      .select({ afterCreatedAt: sql<string>`${afterEvent.createdAt}`, ...pageAggregates(page) })
-      .from(afterEvent)
-      .leftJoinLateral(page, sql`true`)
-      .groupBy(afterEvent.createdAt);
-  });
-  const [row] = (await statement.execute({ ...feedParams(companyId, filters), after: afterUuid })) as Array<{
-    afterCreatedAt: string | Date;
-    rows: number;
-    eventsJson: string | null;
-  }>;
-  if (!row) return null;
-  return { afterCreatedAt: new Date(row.afterCreatedAt), ...toFeedPage(row, filters.limit) };
+  const rows = await executePrepared<{ after_created_at: string | Date; event_json: string | null }>(
+    db,
+    `events_feed_after_${shapeOf(filters)}`,
+    () => sql`select after_event.created_at as after_created_at, page.event_json
+      from (select ${events.txid} as txid, ${events.seq} as seq, ${events.createdAt} as created_at from ${events}
+            where ${events.companyId} = ${sql.placeholder('companyId')} and ${events.uuid} = ${sql.placeholder('after')}) after_event
+      left join lateral (${pageRows(filters, sql`(${events.txid}, ${events.seq}) > (after_event.txid, after_event.seq)`)}) page on true`,
+    { ...feedParams(companyId, filters), after: afterUuid },
+  );
+  if (rows.length === 0) return null;
+  return { afterCreatedAt: new Date(rows[0].after_created_at), ...toFeedPage(rows, filters.limit) };
 }
 
 /** One event of the company as its JSON text, or null. */
