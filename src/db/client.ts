@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { emitDatabaseNotice } from './notices.js';
 import { GuardedClient, SafePool } from './pg-guards.js';
 import * as schema from './schema/index.js';
 
@@ -78,9 +79,10 @@ export async function createDatabase(
     pool.on('error', (error) => logger?.error({ err: error }, 'idle database connection failed'));
     // A checked-out client (a transaction) whose connection breaks emits 'error' with no pool listener,
     // which would crash the process; its queries fail anyway, so the event is only logged.
-    pool.on('connect', (client) =>
-      client.on('error', (error) => logger?.error({ err: error }, 'database connection failed')),
-    );
+    pool.on('connect', (client) => {
+      client.on('error', (error) => logger?.error({ err: error }, 'database connection failed'));
+      client.on('notice', emitDatabaseNotice);
+    });
     const db = drizzle({ client: pool, schema }) as unknown as Db;
     if (!direct) unnamedOnly.add(databaseOf(db));
     let closing: Promise<void> | undefined;

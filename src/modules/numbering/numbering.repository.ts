@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { onDatabaseNotice } from '../../db/notices.js';
 import { estimates, invoices, numberingCounters, payments } from '../../db/schema/index.js';
 import { executePrepared } from '../../db/perf/prepared.js';
 
@@ -77,6 +78,29 @@ export async function readDocumentNumber(db: Db, companyId: string, kind: Number
     { companyId, documentUuid },
   );
   return rows[0].number;
+}
+
+/**
+ * Numbers the trigger sent with their commits (migration 0013: notice document_numbered, detail
+ * "<uuid> <number>"), by document uuid, until the create that committed takes its own. A create that
+ * failed after its trigger ran leaves its entry behind; the oldest entries go beyond a bound.
+ */
+const noticedNumbers = new Map<string, string>();
+const NOTICED_NUMBERS_KEPT = 10_000;
+
+onDatabaseNotice((notice) => {
+  if (notice.message !== 'document_numbered' || !notice.detail) return;
+  const space = notice.detail.indexOf(' ');
+  if (space < 0) return;
+  if (noticedNumbers.size >= NOTICED_NUMBERS_KEPT) noticedNumbers.delete(noticedNumbers.keys().next().value!);
+  noticedNumbers.set(notice.detail.slice(0, space), notice.detail.slice(space + 1));
+});
+
+/** The number the trigger sent for the document when its create committed, taken once. */
+export function takeNoticedNumber(uuid: string): string | undefined {
+  const number = noticedNumbers.get(uuid);
+  if (number !== undefined) noticedNumbers.delete(uuid);
+  return number;
 }
 
 /** Creates the default counter row unless it exists (a concurrent creator wins quietly). */

@@ -11,16 +11,19 @@ export type { NumberKind } from './numbering.repository.js';
  * (migration 0012): the company's counter row is locked only for that trigger and the commit, so concurrent
  * creates get consecutive numbers and a rolled-back create leaves no gap. A one-time override is used once;
  * numbering then continues at max(next_number, override + 1). A create answers with its record as committed:
- * this fills in the number the document got, e.g. INV-0042.
+ * this fills in the number the document got, e.g. INV-0042: the one the trigger sent with the commit, else
+ * read back.
  */
 export async function withNumber<T extends { uuid: string }>(db: Db, companyId: string, kind: NumberKind, record: T): Promise<T> {
-  let number: string;
-  try {
-    number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
-  } catch {
-    // The create is committed: one failed read (a connection cut between the two) must not answer an error
-    // that a client would retry into a second document. A second failure does answer 500.
-    number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
+  let number = repository.takeNoticedNumber(record.uuid);
+  if (number === undefined) {
+    try {
+      number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
+    } catch {
+      // The create is committed: one failed read (a connection cut between the two) must not answer an error
+      // that a client would retry into a second document. A second failure does answer 500.
+      number = await repository.readDocumentNumber(db, companyId, kind, record.uuid);
+    }
   }
   return { ...record, [`${kind}_number`]: number };
 }
