@@ -32,6 +32,8 @@ export class DeliveryWorker {
   private stopping = false;
   private loop: Promise<void> | undefined;
   private wakeRequested = false;
+  /** The last claim filled every free slot: more deliveries may be due than were claimed. */
+  private backlog = false;
   private wakeSleeper: (() => void) | undefined;
   /** Outcomes waiting to be written, and the write in progress: outcomes are recorded in batches. */
   private pendingRecords: Array<RecordedAttempt & { done: () => void }> = [];
@@ -86,16 +88,19 @@ export class DeliveryWorker {
         } catch (error) {
           this.log.warn({ err: error }, 'webhook delivery claim failed');
         }
+        // A full batch means more may be due; a short one drained what was due.
+        this.backlog = claimed.length === capacity;
         for (const delivery of claimed) {
           const attempt = this.attempt(delivery).finally(() => {
             this.inFlight.delete(attempt);
-            this.wake();
+            // A freed slot is worth a claim only while a backlog waits for slots. Otherwise the next poll
+            // claims what became due meanwhile in one batch, instead of a claim per finished attempt.
+            if (this.backlog) this.wake();
           });
           this.inFlight.add(attempt);
         }
       }
-      // A full batch means more may be due: claim again at once; otherwise wait for a wake-up or the poll.
-      if (worthClaiming && claimed.length === capacity) continue;
+      if (worthClaiming && this.backlog) continue;
       await this.sleep(this.config.WEBHOOK_POLL_INTERVAL_MS);
     }
   }
