@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { wakeDeliveryWorkers } from '../src/modules/webhooks/delivery-worker.js';
+import * as webhooksRepository from '../src/modules/webhooks/webhooks.repository.js';
+import { buildTestApp, call } from './helpers/app.js';
+import { makeCompany } from './helpers/factories.js';
+import { recordEvent, startReceiver, waitFor } from './helpers/webhooks.js';
+
+// One worker in this file's process and database, four slots, and a poll far longer than any wait below:
+// every claim here follows a wake-up, so the claims counted are the worker's own choice.
+const ctx = await buildTestApp({
+  env: {
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_CONCURRENCY: '4',
+    WEBHOOK_POLL_INTERVAL_MS: '60000',
+    WEBHOOK_TIMEOUT_MS: '2000',
+  },
+});
+const receiver = await startReceiver();
+afterAll(() => receiver.close());
+
+async function succeededCount(key: string, endpointUuid: string): Promise<number> {
+  const response = await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries?status=succeeded&limit=100`, { key });
+  expect(response.status).toBe(200);
+  return response.body.data.pagination.total as number;
+}
+
+describe('the delivery worker claims in batches', () => {
+  it('drains a backlog beyond its slots as slots free up, and claims no more once a claim drained what was due', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: receiver.url, events: ['*'] } });
+    expect(created.status).toBe(200);
+    const endpointUuid = created.body.data.uuid as string;
+    const claims = vi.spyOn(webhooksRepository, 'claimDueDeliveries');
+    try {
+      // Twelve due deliveries for four slots: full claims of 4 leave a backlog, and each freed slot claims
+      // again; waiting for the poll instead would take a minute.
+      for (let index = 0; index < 12; index++) await recordEvent(ctx.database, companyId);
+      wakeDeliveryWorkers();
+      await waitFor(async () => (await succeededCount(key, endpointUuid)) === 12, 15_000, 'twelve deliveries');
+      expect(claims.mock.calls.length).toBeGreaterThanOrEqual(3);
+
+      // Two due deliveries: one claim takes both, and their finished attempts claim nothing more.
+      claims.mockClear();
+      for (let index = 0; index < 2; index++) await recordEvent(ctx.database, companyId);
+      wakeDeliveryWorkers();
+      await waitFor(async () => (await succeededCount(key, endpointUuid)) === 14, 15_000, 'two more deliveries');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(claims).toHaveBeenCalledTimes(1);
+      expect(await claims.mock.results[0].value).toHaveLength(2);
+    } finally {
+      claims.mockRestore();
+    }
+  });
+});
