@@ -313,12 +313,27 @@ async function removeBenchCustomers(databaseUrl: string): Promise<void> {
       await client.query(`delete from tight_customers where email like 'bench%@example.com'`);
     }
     await client.query('commit');
-    // The tables every write churns, vacuumed as autovacuum would: a server run with autovacuum off (as
-    // CI's is) otherwise leaves each scenario the dead rows of the ones before it.
-    await client.query(`vacuum ${CHURNED_TABLES.join(', ')}`);
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw error;
+  } finally {
+    await client.end();
+  }
+  await quiesce(databaseUrl);
+}
+
+/**
+ * Leaves the database as a fresh scenario should find it. The tables every write churns are vacuumed as
+ * autovacuum would (a server run with autovacuum off, as CI's is, otherwise leaves each scenario the dead
+ * rows of the ones before it), and a checkpoint writes out the dirty pages of the writes before, so that no
+ * scenario pays for an earlier one's checkpoint.
+ */
+async function quiesce(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`vacuum ${CHURNED_TABLES.join(', ')}`);
+    await client.query('checkpoint');
   } finally {
     await client.end();
   }
@@ -416,7 +431,7 @@ interface Check {
 }
 
 /** What the database holds before a writing scenario, to check afterwards what the scenario wrote. */
-async function checkpoint(databaseUrl: string, seed: SeedInfo) {
+async function stateBefore(databaseUrl: string, seed: SeedInfo) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -489,7 +504,8 @@ async function runClusterComparison(databaseUrl: string, seed: SeedInfo, scenari
   const single = await startServer(databaseUrl, workDir);
   try {
     for (const [index, scenario] of chosen.entries()) {
-      const before = await checkpoint(databaseUrl, seed);
+      await quiesce(databaseUrl);
+      const before = await stateBefore(databaseUrl, seed);
       rows[index].single = await runScenario({ url: single.url, pids: [single.child.pid!] }, scenario);
       rows[index].singleCheck = await checkScenario(databaseUrl, seed, rows[index].single!, before);
     }
@@ -512,7 +528,8 @@ async function runClusterComparison(databaseUrl: string, seed: SeedInfo, scenari
     log(`Cluster: 3 instances (${server}) behind HAProxy ${cluster.url}, PgBouncer transaction mode`);
     const target: Target = { url: cluster.url, pids: cluster.instances.map((instance) => instance.child.pid!) };
     for (const [index, scenario] of chosen.entries()) {
-      const before = await checkpoint(databaseUrl, seed);
+      await quiesce(databaseUrl);
+      const before = await stateBefore(databaseUrl, seed);
       rows[index].cluster = await runScenario(target, scenario);
       rows[index].clusterCheck = await checkScenario(databaseUrl, seed, rows[index].cluster!, before);
     }
