@@ -5,6 +5,9 @@ import { resolveSafeAddress, systemResolveHost } from '../src/modules/webhooks/a
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { fakeResolver, recordEvent } from './helpers/webhooks.js';
+import { insertEventsWithDeliveries } from '../src/modules/events/events.repository.js';
+import { v7 as uuidv7 } from 'uuid';
+import { sql } from 'drizzle-orm';
 
 const resolveHost = fakeResolver({
   'hooks.example.com': ['93.184.215.14'],
@@ -342,6 +345,45 @@ describe('deliveries log and retry', () => {
     expectError(await deliveries(key, all.uuid, '?status=done'), 400, 'validation_error', 'status');
     expectError(await deliveries(key, all.uuid, '?limit=101'), 400, 'validation_error', 'limit');
     expectError(await deliveries(key, '00000000-0000-7000-8000-000000000000'), 404, 'not_found');
+  });
+
+  it('writes the same deliveries when a company with endpoints gets its events and deliveries in one statement', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const all = await createEndpoint(key);
+    const invoicesOnly = await createEndpoint(key, { events: ['invoice.updated'] });
+    const event = (type: string) => ({ companyId, uuid: uuidv7(), type, objectType: type.split('.')[0], objectUuid: uuidv7(), data: { object: { n: 1 } } });
+    const written = async () =>
+      (
+        (await ctx.database.db.execute(
+          sql`select endpoint_uuid, event_uuid, event_type, uuid from webhook_deliveries where company_id = ${companyId} order by uuid`,
+        )) as unknown as { rows: Array<{ endpoint_uuid: string; event_uuid: string; event_type: string; uuid: string }> }
+      ).rows;
+    // The first write finds the endpoints with its events (two statements); later ones write both at once:
+    // a prepared batch of two, and a built batch of six.
+    const batches = [[event('customer.created')], [event('invoice.updated'), event('job.created')], [
+      ...['invoice.updated', 'customer.updated', 'invoice.updated', 'payment.created', 'invoice.updated', 'job.updated'].map(event),
+    ]];
+    for (const batch of batches) await insertEventsWithDeliveries(ctx.database.db, batch, () => uuidv7());
+    const rows = await written();
+    const expected = batches.flat().flatMap((recorded) => [
+      { endpoint_uuid: all.uuid, event_uuid: recorded.uuid, event_type: recorded.type },
+      ...(recorded.type === 'invoice.updated' ? [{ endpoint_uuid: invoicesOnly.uuid, event_uuid: recorded.uuid, event_type: recorded.type }] : []),
+    ]);
+    const key3 = (row: { endpoint_uuid: string; event_uuid: string }) => `${row.event_uuid}/${row.endpoint_uuid}`;
+    expect(rows.map(({ uuid: _uuid, ...rest }) => rest).sort((a, b) => key3(a).localeCompare(key3(b)))).toEqual(
+      expected.sort((a, b) => key3(a).localeCompare(key3(b))),
+    );
+    // Every delivery id is a UUIDv7 made by the service, each once.
+    expect(rows.every((row) => row.uuid[14] === '7')).toBe(true);
+    expect(new Set(rows.map((row) => row.uuid)).size).toBe(rows.length);
+
+    // Without endpoints the next events write no delivery, in either statement.
+    await remove(key, all.uuid);
+    await remove(key, invoicesOnly.uuid);
+    for (const batch of [[event('invoice.updated')], [event('invoice.updated')]]) {
+      await insertEventsWithDeliveries(ctx.database.db, batch, () => uuidv7());
+    }
+    expect(await written()).toHaveLength(rows.length);
   });
 
   it('fails the pending deliveries of a disabled endpoint, and retry makes a failed one pending and due now', async () => {

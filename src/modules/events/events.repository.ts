@@ -2,6 +2,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, webhookDeliveries } from '../../db/schema/index.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
+import { MAX_LIVE_ENDPOINTS } from '../webhooks/webhooks.schemas.js';
 import { eventJsonSql } from './event.mapper.js';
 
 /** Event batches of up to this many events are written by prepared statements. */
@@ -26,21 +27,43 @@ export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeli
 }
 
 /**
- * insertEventWithDeliveries for several events of one transaction. One statement writes the events (in
- * the given order, which their seq follows) and answers, per event, the live enabled endpoints that
- * subscribe to its type; their deliveries follow in a second statement only when there are any. Both run
- * in the caller's transaction.
+ * Companies whose last recorded events had subscribed endpoints. Their next events and deliveries are
+ * written by one statement (insertEventsAndDeliveries) instead of two. This only chooses the statement:
+ * both paths find the endpoints in the same transaction, so a stale entry costs a few ids, never a delivery.
+ */
+const companiesWithEndpoints = new Set<string>();
+const COMPANIES_WITH_ENDPOINTS_KEPT = 10_000;
+
+function rememberEndpoints(companyId: string, present: boolean): void {
+  if (!present) {
+    companiesWithEndpoints.delete(companyId);
+    return;
+  }
+  if (companiesWithEndpoints.size >= COMPANIES_WITH_ENDPOINTS_KEPT) companiesWithEndpoints.clear();
+  companiesWithEndpoints.add(companyId);
+}
+
+/**
+ * insertEventWithDeliveries for several events of one transaction (one company's: a write records its own
+ * company's changes). The events keep the given order, which their seq follows. For a company last seen
+ * with subscribed endpoints, one statement writes the events and their deliveries; otherwise the events'
+ * statement answers the subscribed endpoints, and their deliveries follow in a second statement only when
+ * there are any (most companies have none). Both run in the caller's transaction.
  */
 export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<void> {
   if (batch.length === 0) return;
+  const companyId = batch[0].companyId;
+  if (companiesWithEndpoints.has(companyId)) {
+    rememberEndpoints(companyId, (await insertEventsAndDeliveries(db, batch, newDeliveryUuid)) > 0);
+    return;
+  }
   const build = (rows: Array<Record<keyof NewEvent, unknown>>) =>
     db.insert(events).values(rows as Array<typeof events.$inferInsert>).returning({
       companyId: events.companyId,
       uuid: events.uuid,
       type: events.type,
       endpoints: sql<string | null>`(select string_agg(endpoint.uuid::text, ',') from webhook_endpoints endpoint
-        where endpoint.company_id = events.company_id and endpoint.deleted_at is null and endpoint.enabled
-          and (events.type = any(endpoint.events) or '*' = any(endpoint.events)))`,
+        where ${subscribes('endpoint', 'events')})`,
     });
   type Inserted = Awaited<ReturnType<typeof build>>;
   const fields = ['companyId', 'uuid', 'type', 'objectType', 'objectUuid', 'data'] as const;
@@ -61,7 +84,71 @@ export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEven
       eventType: event.type,
     })),
   );
-  if (deliveries.length > 0) await db.insert(webhookDeliveries).values(deliveries);
+  if (deliveries.length > 0) {
+    await db.insert(webhookDeliveries).values(deliveries);
+    rememberEndpoints(companyId, true);
+  }
+}
+
+/** Endpoint `endpoint` is live, enabled and subscribes to the type of event `event` (DECISIONS §9.2); both are aliases. */
+function subscribes(endpoint: string, event: string): SQL {
+  const [e, v] = [sql.raw(endpoint), sql.raw(event)];
+  return sql`${e}.company_id = ${v}.company_id and ${e}.deleted_at is null and ${e}.enabled
+    and (${v}.type = any(${e}.events) or '*' = any(${e}.events))`;
+}
+
+/**
+ * The events and their deliveries in one statement; answers how many deliveries it wrote. Delivery ids
+ * come from the service like every id: enough UUIDv7s for the most endpoints a company may have are sent
+ * along and taken in order. Should a company ever have more (two endpoint creates racing past the limit),
+ * the rest get random ids rather than no delivery.
+ */
+async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<number> {
+  const ids = Array.from({ length: batch.length * MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const statement = (rows: SQL, idsParam: unknown) => sql`with inserted as (
+      insert into ${events} (company_id, uuid, type, object_type, object_uuid, data) values ${rows}
+      returning company_id, uuid, type, seq
+    ), targets as (
+      select inserted.company_id, inserted.uuid, inserted.type, endpoint.uuid as endpoint_uuid,
+        row_number() over (order by inserted.seq, endpoint.uuid) as n
+      from inserted join webhook_endpoints endpoint on ${subscribes('endpoint', 'inserted')}
+    ), made as (
+      insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+      select company_id, coalesce((${idsParam}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+      returning 1
+    )
+    select count(*)::int as made from made`;
+  const fields = (event: NewEvent) => ({
+    companyId: event.companyId,
+    uuid: event.uuid,
+    type: event.type,
+    objectType: event.objectType,
+    objectUuid: event.objectUuid,
+    // As the json column stores it through the query builder.
+    data: JSON.stringify(event.data),
+  });
+  const row = (values: Record<keyof NewEvent, unknown>) =>
+    sql`(${values.companyId}::uuid, ${values.uuid}::uuid, ${values.type}, ${values.objectType}, ${values.objectUuid}::uuid, ${values.data}::json)`;
+  let result: { made: number } | undefined;
+  if (batch.length <= PREPARED_BATCH_SIZES) {
+    // Prepared per batch size, like the events' own insert.
+    const placeholders = (index: number) =>
+      Object.fromEntries(Object.keys(fields(batch[0])).map((field) => [field, sql.placeholder(`${field}${index}`)])) as Record<keyof NewEvent, unknown>;
+    const params: Record<string, unknown> = { ids };
+    batch.forEach((event, index) => {
+      for (const [field, value] of Object.entries(fields(event))) params[`${field}${index}`] = value;
+    });
+    [result] = await executePrepared<{ made: number }>(
+      db,
+      `insert_events_deliveries_${batch.length}`,
+      () => statement(sql.join(batch.map((_, index) => row(placeholders(index))), sql`, `), sql.placeholder('ids')),
+      params,
+    );
+  } else {
+    const built = await db.execute(statement(sql.join(batch.map((event) => row(fields(event))), sql`, `), sql.param(ids)));
+    [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
+  }
+  return result?.made ?? 0;
 }
 
 /** One event's JSON text (event.mapper.ts) with its feed position. */
