@@ -80,7 +80,7 @@ const ConfigSchema = z.object({
   WEBHOOK_WORKER_ENABLED: booleanFlag.default(true),
   /** Attempts in flight at once per process. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
-  /** How often the worker looks for due deliveries when it has nothing to do. */
+  /** How often the worker looks for due deliveries once a claim has found fewer than its free slots. */
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   /** A claim's lease outlives the attempt timeout by this much; a crashed instance's claim expires after it. */
   WEBHOOK_LEASE_MARGIN_MS: z.coerce.number().int().min(500).max(600_000).default(5_000),
