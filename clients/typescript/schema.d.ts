@@ -1006,6 +1006,58 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        CreateWebhookEndpointBodyInput: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        UpdateWebhookEndpointBodyInput: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url?: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events?: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
+        };
         CreateCustomerBodyInput: {
             /**
              * @description First name.
@@ -2016,58 +2068,6 @@ export interface components {
             invoice?: components["schemas"]["NumberingKindUpdateInput"];
             estimate?: components["schemas"]["NumberingKindUpdateInput"];
         };
-        CreateWebhookEndpointBodyInput: {
-            /**
-             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
-             * @example https://hooks.example.com/crm
-             */
-            url: string;
-            /**
-             * @description Free text.
-             * @example Accounting sync
-             */
-            description?: string | null;
-            /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
-             * @example [
-             *       "invoice.created",
-             *       "invoice.updated",
-             *       "payment.created"
-             *     ]
-             */
-            events: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
-            /**
-             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
-             * @example true
-             */
-            enabled?: boolean;
-        };
-        UpdateWebhookEndpointBodyInput: {
-            /**
-             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
-             * @example https://hooks.example.com/crm
-             */
-            url?: string;
-            /**
-             * @description Free text.
-             * @example Accounting sync
-             */
-            description?: string | null;
-            /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
-             * @example [
-             *       "invoice.created",
-             *       "invoice.updated",
-             *       "payment.created"
-             *     ]
-             */
-            events?: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
-            /**
-             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
-             * @example true
-             */
-            enabled?: boolean;
-        };
         /** @description All fields optional; an empty body sends to the customer. */
         SendDocumentBodyInput: {
             /**
@@ -2119,6 +2119,81 @@ export interface components {
              * @example Going with a cheaper option.
              */
             response_notes?: string | null;
+        };
+        WebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            deleted_at: string | null;
+        };
+        CreatedWebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            deleted_at: string | null;
+            /**
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            event_uuid: string;
+            /** @example invoice.updated */
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /**
+             * Format: int64
+             * @description Attempts started so far.
+             */
+            attempts: number;
+            last_attempt_at: string | null;
+            /** @description When the next attempt is due; null once the delivery is done. */
+            next_attempt_at: string | null;
+            /** @description The receiver's HTTP status of the last attempt, if it answered. */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed, if it did. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
         };
         Pagination: {
             /**
@@ -2962,81 +3037,6 @@ export interface components {
             /** @example INV-0001 */
             next_number_formatted: string;
             has_override: boolean;
-        };
-        WebhookEndpoint: {
-            /** Format: uuid */
-            uuid: string;
-            url: string;
-            description: string | null;
-            events: string[];
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-        };
-        CreatedWebhookEndpoint: {
-            /** Format: uuid */
-            uuid: string;
-            url: string;
-            description: string | null;
-            events: string[];
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            /**
-             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
-            secret: string;
-        };
-        WebhookDelivery: {
-            /** Format: uuid */
-            uuid: string;
-            /** Format: uuid */
-            event_uuid: string;
-            /** @example invoice.updated */
-            event_type: string;
-            /** @enum {string} */
-            status: "pending" | "succeeded" | "failed";
-            /**
-             * Format: int64
-             * @description Attempts started so far.
-             */
-            attempts: number;
-            last_attempt_at: string | null;
-            /** @description When the next attempt is due; null once the delivery is done. */
-            next_attempt_at: string | null;
-            /** @description The receiver's HTTP status of the last attempt, if it answered. */
-            last_response_status: number | null;
-            /** @description Why the last attempt failed, if it did. */
-            last_error: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
         };
         ShareLink: {
             /**
