@@ -39,7 +39,9 @@ function rememberEndpoints(companyId: string, present: boolean): void {
     companiesWithEndpoints.delete(companyId);
     return;
   }
-  if (companiesWithEndpoints.size >= COMPANIES_WITH_ENDPOINTS_KEPT) companiesWithEndpoints.clear();
+  // Kept in order of last write, so beyond the bound the company written to longest ago goes first.
+  companiesWithEndpoints.delete(companyId);
+  if (companiesWithEndpoints.size >= COMPANIES_WITH_ENDPOINTS_KEPT) companiesWithEndpoints.delete(companiesWithEndpoints.values().next().value!);
   companiesWithEndpoints.add(companyId);
 }
 
