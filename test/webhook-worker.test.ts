@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { wakeDeliveryWorkers } from '../src/modules/webhooks/delivery-worker.js';
+import pino from 'pino';
+import { systemResolveHost } from '../src/modules/webhooks/address-safety.js';
+import { DeliveryWorker, wakeDeliveryWorkers } from '../src/modules/webhooks/delivery-worker.js';
 import * as webhooksRepository from '../src/modules/webhooks/webhooks.repository.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
@@ -16,7 +18,11 @@ const ctx = await buildTestApp({
   },
 });
 const receiver = await startReceiver();
-afterAll(() => receiver.close());
+const hanging = await startReceiver(() => undefined);
+afterAll(async () => {
+  await receiver.close();
+  await hanging.close();
+});
 
 async function succeededCount(key: string, endpointUuid: string): Promise<number> {
   const response = await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries?status=succeeded&limit=100`, { key });
@@ -51,4 +57,37 @@ describe('the delivery worker claims in batches', () => {
       claims.mockRestore();
     }
   });
+});
+
+describe('a stopping worker', () => {
+  it('waits a bounded time for an attempt in flight, then interrupts it and records it as due again', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: hanging.url, events: ['*'] } });
+    expect(created.status).toBe(200);
+    // A worker of its own whose timeout is far away, so only the shutdown can end the attempt.
+    const worker = new DeliveryWorker(
+      ctx.database.db,
+      { ...ctx.config, WEBHOOK_TIMEOUT_MS: 60_000, WEBHOOK_POLL_INTERVAL_MS: 50, WEBHOOK_RETRY_DELAYS: [30] },
+      { allowPrivateNetworks: true, resolveHost: systemResolveHost },
+      pino({ level: 'silent' }),
+    );
+    await recordEvent(ctx.database, companyId);
+    worker.start();
+    await waitFor(() => hanging.received.length === 1, 10_000, 'the attempt to reach the receiver');
+    const started = Date.now();
+    await worker.stop();
+    // The stop waits STOP_WAIT_MS (5 s) for the attempt, not the 60 s timeout.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const response = await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${created.body.data.uuid}/deliveries`, { key });
+    expect(response.status).toBe(200);
+    const [delivery] = response.body.data.deliveries;
+    expect(delivery).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_error: 'The attempt was interrupted by a shutdown.',
+      last_response_status: null,
+    });
+    expect(Date.parse(delivery.next_attempt_at)).toBeGreaterThan(Date.now() + 20_000);
+  }, 30_000);
 });
