@@ -15,6 +15,7 @@ import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cl
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
 import { benchUrls, describeSize, ensureEvents, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
+import { runWrk, WRK_SCENARIOS, wrkInstalled, type WrkResult } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results.md');
@@ -642,6 +643,25 @@ function sqlTable(rows: Row[]): string {
   return lines.join('\n');
 }
 
+interface WrkRow {
+  id: string;
+  title: string;
+  result: WrkResult;
+}
+
+function wrkTable(rows: WrkRow[]): string {
+  const lines = ['| scenario | req/s | p50 ms | p99 ms | errors |', '|---|---:|---:|---:|---:|'];
+  for (const { id, title, result } of rows) {
+    lines.push(`| ${id} ${title} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.errors)} |`);
+  }
+  const [w1, e1] = WRK_SCENARIOS.map((id) => rows.find((row) => row.id === id)?.result.rps);
+  if (w1 && e1) {
+    const ratio = e1 / w1;
+    lines.push('', `- E1 / W1 through wrk: ${fmt(e1)} / ${fmt(w1)} req/s = ${ratio.toFixed(2)}x (mark >= 1.00x: ${ratio >= 1 ? 'met' : 'NOT met'})`);
+  }
+  return lines.join('\n');
+}
+
 function machine(): string {
   const cpus = os.cpus();
   const memory = (os.totalmem() / 1024 ** 3).toFixed(1);
@@ -662,6 +682,8 @@ async function main() {
   const rows: Row[] = [];
   let clusterRows: ClusterRow[] = [];
   let clusterSkipped: string | undefined;
+  const wrkRows: WrkRow[] = [];
+  let wrkSkipped: string | undefined;
   const startedAt = new Date();
   try {
     server = await startServer(urls.bench, workDir);
@@ -672,6 +694,16 @@ async function main() {
     const single: Target = { url: server.url, pids: [server.child.pid!] };
     for (const scenario of scenarios) {
       if (!scenario.server) rows.push(await runScenario(single, scenario, urls.bench));
+    }
+    const throughWrk = scenarios.filter((scenario) => WRK_SCENARIOS.includes(scenario.id));
+    if (throughWrk.length === WRK_SCENARIOS.length) {
+      if (!wrkInstalled()) wrkSkipped = 'skipped: wrk is not installed (apt-get install wrk)';
+      for (const scenario of wrkInstalled() ? throughWrk : []) {
+        await quiesce(urls.bench);
+        const result = await runWrk(server.url, scenario.request, CONNECTIONS, DURATION);
+        wrkRows.push({ id: scenario.id, title: scenario.title, result });
+        log(`${scenario.id} through wrk: ${fmt(result.rps)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
+      }
     }
     if (ONLY.length === 0 || ONLY.includes('D1')) {
       const row: Row = { id: 'D1', title: `webhook deliveries (${fmt(DELIVERIES)} to a local receiver; req/s = deliveries/s)` };
@@ -763,6 +795,18 @@ async function main() {
     '',
     sqlTable(rows),
     '',
+    ...(wrkRows.length > 0 || wrkSkipped
+      ? [
+          '## W1 and E1 through wrk',
+          '',
+          'The same two scenarios on the same server, right after the runs above, with wrk (C, 2 threads, the same',
+          'connections and duration) as the load generator: autocannon parses every answer in JavaScript on the same',
+          'cores as the server, which costs more for E1\'s larger answers.',
+          '',
+          wrkSkipped ?? wrkTable(wrkRows),
+          '',
+        ]
+      : []),
     ...(clusterRows.length > 0 || clusterSkipped
       ? [
           '## Cluster beside one instance',
