@@ -167,7 +167,8 @@ export class DeliveryWorker {
       controller.abort(new DOMException(`No answer within ${timeoutMs} ms`, 'TimeoutError'));
     }, timeoutMs);
     const onInterrupt = () => controller.abort(this.interrupt.signal.reason);
-    this.interrupt.signal.addEventListener('abort', onInterrupt, { once: true });
+    if (this.interrupt.signal.aborted) onInterrupt();
+    else this.interrupt.signal.addEventListener('abort', onInterrupt, { once: true });
     let outcome: { responseStatus: number | null; error: string | null };
     try {
       const url = new URL(delivery.url);
