@@ -697,12 +697,15 @@ async function main() {
     }
     const throughWrk = scenarios.filter((scenario) => WRK_SCENARIOS.includes(scenario.id));
     if (throughWrk.length === WRK_SCENARIOS.length) {
-      if (!wrkInstalled()) wrkSkipped = 'skipped: wrk is not installed (apt-get install wrk)';
-      for (const scenario of wrkInstalled() ? throughWrk : []) {
-        await quiesce(urls.bench);
-        const result = await runWrk(server.url, scenario.request, CONNECTIONS, DURATION);
-        wrkRows.push({ id: scenario.id, title: scenario.title, result });
-        log(`${scenario.id} through wrk: ${fmt(result.rps)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
+      if (!wrkInstalled()) {
+        wrkSkipped = 'skipped: wrk is not installed (apt-get install wrk)';
+      } else {
+        for (const scenario of throughWrk) {
+          await quiesce(urls.bench);
+          const result = await runWrk(server.url, scenario.request, CONNECTIONS, DURATION);
+          wrkRows.push({ id: scenario.id, title: scenario.title, result });
+          log(`${scenario.id} through wrk: ${fmt(result.rps)} req/s, p50 ${fmt(result.p50, 1)} ms, p99 ${fmt(result.p99, 1)} ms, errors ${result.errors}`);
+        }
       }
     }
     if (ONLY.length === 0 || ONLY.includes('D1')) {

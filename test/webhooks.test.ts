@@ -351,7 +351,14 @@ describe('deliveries log and retry', () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const all = await createEndpoint(key);
     const invoicesOnly = await createEndpoint(key, { events: ['invoice.updated'] });
-    const event = (type: string) => ({ companyId, uuid: uuidv7(), type, objectType: type.split('.')[0], objectUuid: uuidv7(), data: { object: { n: 1 } } });
+    const event = (type: string) => ({
+      companyId,
+      uuid: uuidv7(),
+      type,
+      objectType: type.split('.')[0],
+      objectUuid: uuidv7(),
+      data: { object: { type, note: 'Müller "quoted"' } },
+    });
     const written = async () =>
       (
         (await ctx.database.db.execute(
@@ -376,6 +383,21 @@ describe('deliveries log and retry', () => {
     // Every delivery id is a UUIDv7 made by the service, each once.
     expect(rows.every((row) => row.uuid[14] === '7')).toBe(true);
     expect(new Set(rows.map((row) => row.uuid)).size).toBe(rows.length);
+    // The events themselves are stored alike by both statements.
+    const stored = (
+      (await ctx.database.db.execute(
+        sql`select uuid, type, object_type, object_uuid, data from events where company_id = ${companyId} order by seq`,
+      )) as unknown as { rows: Array<Record<string, unknown>> }
+    ).rows;
+    expect(stored).toEqual(
+      batches.flat().map((recorded) => ({
+        uuid: recorded.uuid,
+        type: recorded.type,
+        object_type: recorded.objectType,
+        object_uuid: recorded.objectUuid,
+        data: recorded.data,
+      })),
+    );
 
     // Without endpoints the next events write no delivery, in either statement.
     await remove(key, all.uuid);

@@ -26,6 +26,26 @@ export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeli
   await insertEventsWithDeliveries(db, [event], newDeliveryUuid);
 }
 
+/** The columns an event is written with, and one event's values for them (given, or placeholders). */
+const EVENT_FIELDS = ['companyId', 'uuid', 'type', 'objectType', 'objectUuid', 'data'] as const;
+type EventValues = Record<(typeof EVENT_FIELDS)[number], unknown>;
+
+/**
+ * A write records one to a few events: batches up to PREPARED_BATCH_SIZES are prepared statements, with
+ * placeholders `<field><index>` for each event of the batch; larger ones are built.
+ */
+function placeholdersOf(size: number): EventValues[] {
+  return Array.from(
+    { length: size },
+    (_, index) => Object.fromEntries(EVENT_FIELDS.map((field) => [field, sql.placeholder(`${field}${index}`)])) as EventValues,
+  );
+}
+
+/** The parameters that fill placeholdersOf(batch.length). */
+function paramsOf(batch: readonly EventValues[]): Record<string, unknown> {
+  return Object.fromEntries(batch.flatMap((event, index) => EVENT_FIELDS.map((field) => [`${field}${index}`, event[field]])));
+}
+
 /**
  * Companies whose last recorded events had subscribed endpoints. Their next events and deliveries are
  * written by one statement (insertEventsAndDeliveries) instead of two. This only chooses the statement:
@@ -59,7 +79,7 @@ export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEven
     rememberEndpoints(companyId, (await insertEventsAndDeliveries(db, batch, newDeliveryUuid)) > 0);
     return;
   }
-  const build = (rows: Array<Record<keyof NewEvent, unknown>>) =>
+  const build = (rows: readonly EventValues[]) =>
     db.insert(events).values(rows as Array<typeof events.$inferInsert>).returning({
       companyId: events.companyId,
       uuid: events.uuid,
@@ -68,14 +88,10 @@ export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEven
         where ${subscribes('endpoint', 'events')})`,
     });
   type Inserted = Awaited<ReturnType<typeof build>>;
-  const fields = ['companyId', 'uuid', 'type', 'objectType', 'objectUuid', 'data'] as const;
-  // A write records one to a few events: those batch sizes are prepared statements, larger ones built.
   const inserted: Inserted =
     batch.length <= PREPARED_BATCH_SIZES
-      ? ((await prepared(db, `insert_events_${batch.length}`, () =>
-          build(batch.map((_, index) => Object.fromEntries(fields.map((field) => [field, sql.placeholder(`${field}${index}`)])) as Record<keyof NewEvent, unknown>)),
-        ).execute(Object.fromEntries(batch.flatMap((event, index) => fields.map((field) => [`${field}${index}`, event[field]]))))) as Inserted)
-      : await build(batch.map((event) => Object.fromEntries(fields.map((field) => [field, event[field]])) as Record<keyof NewEvent, unknown>));
+      ? ((await prepared(db, `insert_events_${batch.length}`, () => build(placeholdersOf(batch.length))).execute(paramsOf(batch))) as Inserted)
+      : await build(batch);
   const deliveries = inserted.flatMap((event) =>
     (event.endpoints ? event.endpoints.split(',') : []).map((endpointUuid) => ({
       companyId: event.companyId,
@@ -120,34 +136,21 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
       returning 1
     )
     select count(*)::int as made from made`;
-  const fields = (event: NewEvent) => ({
-    companyId: event.companyId,
-    uuid: event.uuid,
-    type: event.type,
-    objectType: event.objectType,
-    objectUuid: event.objectUuid,
-    // As the json column stores it through the query builder.
-    data: JSON.stringify(event.data),
-  });
-  const row = (values: Record<keyof NewEvent, unknown>) =>
-    sql`(${values.companyId}::uuid, ${values.uuid}::uuid, ${values.type}, ${values.objectType}, ${values.objectUuid}::uuid, ${values.data}::json)`;
+  // Raw SQL: the json column's encoding is done here, as the query builder does it for the other path.
+  const values = batch.map((event) => ({ ...event, data: JSON.stringify(event.data) }));
+  const row = (event: EventValues) =>
+    sql`(${event.companyId}::uuid, ${event.uuid}::uuid, ${event.type}, ${event.objectType}, ${event.objectUuid}::uuid, ${event.data}::json)`;
+  const valuesList = (list: readonly EventValues[]) => sql.join(list.map(row), sql`, `);
   let result: { made: number } | undefined;
   if (batch.length <= PREPARED_BATCH_SIZES) {
-    // Prepared per batch size, like the events' own insert.
-    const placeholders = (index: number) =>
-      Object.fromEntries(Object.keys(fields(batch[0])).map((field) => [field, sql.placeholder(`${field}${index}`)])) as Record<keyof NewEvent, unknown>;
-    const params: Record<string, unknown> = { ids };
-    batch.forEach((event, index) => {
-      for (const [field, value] of Object.entries(fields(event))) params[`${field}${index}`] = value;
-    });
     [result] = await executePrepared<{ made: number }>(
       db,
       `insert_events_deliveries_${batch.length}`,
-      () => statement(sql.join(batch.map((_, index) => row(placeholders(index))), sql`, `), sql.placeholder('ids')),
-      params,
+      () => statement(valuesList(placeholdersOf(batch.length)), sql.placeholder('ids')),
+      { ...paramsOf(values), ids },
     );
   } else {
-    const built = await db.execute(statement(sql.join(batch.map((event) => row(fields(event))), sql`, `), sql.param(ids)));
+    const built = await db.execute(statement(valuesList(values), sql.param(ids)));
     [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
   }
   return result?.made ?? 0;
