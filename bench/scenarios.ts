@@ -309,6 +309,31 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       },
     },
     {
+      id: 'T5E',
+      title: 'reference server: customer create, full body, with its event',
+      measures:
+        'T5 with what DECISIONS §9.1 asks of every create: in one transaction, the insert and an event row carrying the ' +
+        'customer (BEGIN, INSERT, INSERT, COMMIT; tight_events has the events indexes). Not a mark: what the event costs ' +
+        'the reference server itself.',
+      server: 'tight',
+      request: {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        setupRequest: (req) => ({ ...req, path: '/customers/with-event', body: json(fullCustomer()) }),
+      },
+    },
+    {
+      id: 'T2',
+      title: 'reference server: customer get by uuid',
+      measures:
+        'W2 on the reference server: one SELECT by primary key of the customers table W2 reads, a named prepared ' +
+        'statement. In the cluster comparison, ' +
+        'three reference servers behind the same HAProxy and PgBouncer (unnamed statements), beside one: what the ' +
+        'deployment itself costs on this machine.',
+      server: 'tight',
+      request: { method: 'GET', setupRequest: (req) => ({ ...req, path: `/customers/${pickOne(ctx.customers)}` }) },
+    },
+    {
       id: 'W4',
       title: 'customer search (ILIKE %term%, pg_trgm)',
       measures:

@@ -1,17 +1,24 @@
 /**
  * The reference server of the throughput marks ("tight"): Fastify and node-postgres with plain SQL, no auth,
- * no validation, no events. Started by `npm run bench` for T1 and T5; never part of the API.
+ * no validation, no events. Started by `npm run bench` for the T scenarios; never part of the API.
  *   GET  /customers?page=P&limit=L   a page of the company's live customers, newest first, and count(*)
+ *   GET  /customers/{uuid}           one live customer, read from the API's own customers table (its primary
+ *                                    key; tight_customers has none), a named prepared statement unless
+ *                                    DATABASE_PREPARED_STATEMENTS=false, as the API does behind PgBouncer
  *   POST /customers                  inserts the JSON body's fields and answers the row
- * Its table, tight_customers, is a copy of the seeded customers with one index, the list order, and no
- * trigger (bench/run.ts makes it). Environment: DATABASE_URL, PORT, COMPANY_ID (the large company).
+ *   POST /customers/with-event       the same insert and, in its transaction, one event row carrying the
+ *                                    customer (BEGIN, INSERT, INSERT, COMMIT): what DECISIONS §9.1 asks of a create
+ * Its tables: tight_customers, a copy of the seeded customers with one index, the list order, and no
+ * trigger; tight_events, the events table's columns and indexes without foreign keys (bench/run.ts makes
+ * both). Environment: DATABASE_URL, PORT, COMPANY_ID (the large company), DATABASE_POOL_SIZE (default 32).
  */
 import Fastify from 'fastify';
 import pg from 'pg';
 
 const env = process.env;
 const companyId = env.COMPANY_ID!;
-const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 32 });
+const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE || 32) });
+const prepared = env.DATABASE_PREPARED_STATEMENTS !== 'false';
 const app = Fastify({ logger: false });
 
 const COLUMNS = [
@@ -32,16 +39,51 @@ app.get('/customers', async (request) => {
   return { data: page.rows, total: total.rows[0].total };
 });
 
-app.post('/customers', async (request) => {
-  const body = request.body as Record<string, unknown>;
+app.get('/customers/:uuid', async (request, reply) => {
+  const { uuid } = request.params as { uuid: string };
+  const { rows } = await pool.query({
+    ...(prepared ? { name: 'tight_customer_get' } : {}),
+    text: 'select * from customers where company_id = $1 and uuid = $2 and deleted_at is null',
+    values: [companyId, uuid],
+  });
+  if (rows.length === 0) return reply.code(404).send({ error: 'not found' });
+  return rows[0];
+});
+
+/** The INSERT of a create: the body's known fields, a new uuid. */
+function insertOf(body: Record<string, unknown>) {
   const present = COLUMNS.filter((column) => body[column] !== undefined);
   const values = present.map((column) => (column === 'internal_flags' ? JSON.stringify(body[column]) : body[column]));
   const placeholders = present.map((_, index) => `$${index + 3}`);
-  const { rows } = await pool.query(
-    `insert into tight_customers (company_id, uuid, ${present.join(', ')}) values ($1, $2, ${placeholders.join(', ')}) returning *`,
-    [companyId, crypto.randomUUID(), ...values],
-  );
+  return {
+    text: `insert into tight_customers (company_id, uuid, ${present.join(', ')}) values ($1, $2, ${placeholders.join(', ')}) returning *`,
+    values: [companyId, crypto.randomUUID(), ...values],
+  };
+}
+
+app.post('/customers', async (request) => {
+  const { rows } = await pool.query(insertOf(request.body as Record<string, unknown>));
   return rows[0];
+});
+
+app.post('/customers/with-event', async (request) => {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const { rows } = await client.query(insertOf(request.body as Record<string, unknown>));
+    const customer = rows[0];
+    await client.query(
+      `insert into tight_events (company_id, uuid, type, object_type, object_uuid, data) values ($1, $2, 'customer.created', 'customer', $3, $4)`,
+      [companyId, crypto.randomUUID(), customer.uuid, JSON.stringify({ object: customer })],
+    );
+    await client.query('commit');
+    return customer;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 });
 
 await app.listen({ host: '127.0.0.1', port: Number(env.PORT) });

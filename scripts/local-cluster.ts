@@ -53,8 +53,11 @@ export interface ClusterOptions {
   databaseUrl: string;
   /** Number of API processes; default 3. */
   instances?: number;
-  /** `tsx` runs src/server.ts; `dist` runs the built dist/server.js (build it first). Default tsx. */
-  server?: 'tsx' | 'dist';
+  /**
+   * `tsx` runs src/server.ts; `dist` runs the built dist/server.js (build it first); `{ args }` runs another
+   * server with these Node arguments and the same environment (the bench's reference server). Default tsx.
+   */
+  server?: 'tsx' | 'dist' | { args: string[] };
   /** The balancer's port; default a free one. */
   port?: number;
   /** Shared rate-limit store; without it each instance counts on its own. */
@@ -276,7 +279,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log(`PgBouncer (transaction pooling) on 127.0.0.1:${pgbouncerPort}`);
 
     const photoUrlSecret = randomBytes(32).toString('hex');
-    const args = options.server === 'dist' ? [path.join(ROOT, 'dist', 'server.js')] : ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')];
+    const args =
+      typeof options.server === 'object'
+        ? options.server.args
+        : options.server === 'dist'
+          ? [path.join(ROOT, 'dist', 'server.js')]
+          : ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')];
     const ports: number[] = [];
     for (let index = 0; index < count; index++) ports.push(await freePort());
     for (let index = 0; index < count; index++) {
