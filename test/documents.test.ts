@@ -11,7 +11,7 @@ import { pdfPages, pdfText, shareUrlIn, startMailSink } from './helpers/document
 import { readFeed } from './helpers/events.js';
 import { insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { makeCompany, makeCustomer, type TestCompany } from './helpers/factories.js';
-import type { JobStatus } from '../src/modules/jobs/job-lifecycle.js';
+import type { JobStatus } from '../src/db/schema/index.js';
 
 const sink = await startMailSink();
 afterAll(() => sink.close());

@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/client.js';
 import { estimates, invoices, jobs, payments, templates } from '../../src/db/schema/index.js';
 import { centsToDecimal, sumCents, toCents } from '../../src/shared/money.js';
 import { createVia, makeCompany, makeCustomer, type TestCompany } from './factories.js';
-import type { JobStatus } from '../../src/modules/jobs/job-lifecycle.js';
+import type { JobStatus } from '../../src/db/schema/index.js';
 
 /**
  * Jobs and estimates are written straight into their tables: invoices and payments are tested on

@@ -16,10 +16,19 @@ import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './co
 import { customers } from './customers.js';
 import { jobs } from './jobs.js';
 import { locations } from './locations.js';
-// Type-only: the column types follow the API's enums (erased at run time, no import cycle).
-import type { EstimateStatus } from '../../modules/estimates/estimate-status.js';
-import type { StoredAddon, StoredTiers } from '../../modules/templates/templates.mapper.js';
-import type { PricingType, Tier } from '../../modules/templates/templates.schemas.js';
+
+/** The values these tables store: the API schemas and the rules take them from here. */
+export const PRICING_TYPES = ['flat', 'tiered'] as const;
+export type PricingType = (typeof PRICING_TYPES)[number];
+export const TIERS = ['good', 'better', 'best'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
+export type StoredTiers = Record<Tier, string>;
+export type StoredAddon = { id: string; name: string; price: string };
+
+export const ESTIMATE_STATUSES = ['Pending', 'Accepted', 'Declined', 'Expired'] as const;
+export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];
 
 export const templates = pgTable(
   'templates',

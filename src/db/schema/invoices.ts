@@ -17,9 +17,25 @@ import { customers } from './customers.js';
 import { estimates } from './estimates.js';
 import { jobs } from './jobs.js';
 import { locations } from './locations.js';
-// Type-only: the column types follow the API's types (erased at run time, no import cycle).
-import type { InvoiceType, PricedLine } from '../../modules/invoices/invoice-pricing.js';
-import type { PAYMENT_TYPES, PaymentStatus } from '../../modules/payments/payments.schemas.js';
+
+/** The values these tables store: the API schemas and the rules take them from here. */
+export const INVOICE_TYPES = ['Full', 'Partial', 'Progress'] as const;
+export type InvoiceType = (typeof INVOICE_TYPES)[number];
+
+/** A line item as stored and answered: every amount priced (DECISIONS.md §6). */
+export interface PricedLine {
+  description: string | null;
+  quantity: number;
+  unit_price: number;
+  line_total: number;
+  tax_rate: number;
+  tax_amount: number;
+}
+
+export const PAYMENT_TYPES = ['credit_card', 'ach', 'check', 'cash', 'other'] as const;
+export type PaymentType = (typeof PAYMENT_TYPES)[number];
+export const PAYMENT_STATUSES = ['Pending', 'Completed', 'Failed', 'Refunded'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 const money = (name: string) => numeric(name, { precision: 12, scale: 2 });
 
@@ -77,7 +93,7 @@ export const payments = pgTable(
     paymentSeq: bigint('payment_seq', { mode: 'number' }),
     invoiceUuid: uuid('invoice_uuid').notNull(),
     customerUuid: uuid('customer_uuid').notNull(),
-    paymentType: text('payment_type').$type<(typeof PAYMENT_TYPES)[number]>().notNull(),
+    paymentType: text('payment_type').$type<PaymentType>().notNull(),
     paymentMethod: text('payment_method'),
     amount: money('amount').notNull(),
     processingFee: money('processing_fee').notNull().default('0'),

@@ -3,10 +3,27 @@ import { companies, users } from './companies.js';
 import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { locations } from './locations.js';
-// Type-only: the column types follow the API's enums (erased at run time, no import cycle).
-import type { JobStatus } from '../../modules/jobs/job-lifecycle.js';
-import type { JobPriority } from '../../modules/jobs/jobs.schemas.js';
-import type { PhotoType } from '../../modules/job-photos/job-photos.schemas.js';
+
+/** The values these tables store: the API schemas and the rules take them from here. */
+export const JOB_STATUSES = [
+  'New',
+  'Contacted',
+  'Scheduled',
+  'In Progress',
+  'Needs Approval',
+  'Ready to Invoice',
+  'Invoiced',
+  'Complete',
+  'Estimate Sent',
+  'Estimate Approved',
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const JOB_PRIORITIES = ['Low', 'Normal', 'High', 'Emergency'] as const;
+export type JobPriority = (typeof JOB_PRIORITIES)[number];
+
+export const PHOTO_TYPES = ['before', 'during', 'after'] as const;
+export type PhotoType = (typeof PHOTO_TYPES)[number];
 
 export const jobs = pgTable(
   'jobs',

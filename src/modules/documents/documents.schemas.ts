@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { emailAddress, longText, nullableString, requiredText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
-import { ESTIMATE_STATUSES } from '../estimates/estimate-status.js';
+import { ESTIMATE_STATUSES, TIERS } from '../../db/schema/index.js';
 import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
-import { TIERS } from '../templates/templates.schemas.js';
 
 export const ShareLink = z
   .object({

@@ -1,7 +1,7 @@
 import { invalidField } from '../../errors.js';
 import { MAX_CENTS, multiplyCents, percentOf, sumCents, toCents, type Cents } from '../../shared/money.js';
 import type { TemplatePrices } from '../templates/templates.service.js';
-import type { Tier } from '../templates/templates.schemas.js';
+import type { Tier } from '../../db/schema/index.js';
 
 /**
  * The one estimate arithmetic (DECISIONS.md §6), shared by create, update and preview. Everything is

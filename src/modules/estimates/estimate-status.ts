@@ -1,7 +1,5 @@
+import type { EstimateStatus } from '../../db/schema/index.js';
 import { AppError } from '../../errors.js';
-
-export const ESTIMATE_STATUSES = ['Pending', 'Accepted', 'Declined', 'Expired'] as const;
-export type EstimateStatus = (typeof ESTIMATE_STATUSES)[number];
 
 /** Only a Pending estimate moves; the other three states are final. */
 const ALLOWED_MOVES: Record<EstimateStatus, readonly EstimateStatus[]> = {

@@ -1,5 +1,5 @@
 import { fromCents, moneyOut, toCents } from '../../shared/money.js';
-import type { PricingType } from '../templates/templates.schemas.js';
+import type { PricingType } from '../../db/schema/index.js';
 import { ADJUSTABLE_AMOUNTS, type Adjustments } from './estimate-pricing.js';
 import type { EstimateDetail, EstimateRow, EstimateWithCustomer } from './estimates.repository.js';
 import type { EstimateListItem, EstimateResponse } from './estimates.schemas.js';

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
 import { longText, moneyInput, nullableString, quantityInput, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
-import { PRICING_TYPES, TIERS } from '../templates/templates.schemas.js';
-import { ESTIMATE_STATUSES } from './estimate-status.js';
+import { ESTIMATE_STATUSES, PRICING_TYPES, TIERS } from '../../db/schema/index.js';
 
 export const ARITHMETIC =
   'Amounts (integer cents inside, each step rounded half away from zero to cents): ' +

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, estimates, jobs, locations } from '../../db/schema/index.js';
+import { customers, estimates, jobs, locations, type EstimateStatus, type Tier } from '../../db/schema/index.js';
 import { AppError, invalidField, missingReference, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
@@ -10,7 +10,6 @@ import { requireReference } from '../../shared/tenant-table.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
-import type { Tier } from '../templates/templates.schemas.js';
 import {
   ADJUSTABLE_AMOUNTS,
   priceEstimate,
@@ -19,7 +18,7 @@ import {
   type EstimatePricing,
   type PricingInput,
 } from './estimate-pricing.js';
-import { statusChange, type EstimateStatus } from './estimate-status.js';
+import { statusChange } from './estimate-status.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { adjustmentsOut, toEstimateListItem, toEstimateResponse } from './estimates.mapper.js';
 import * as repository from './estimates.repository.js';

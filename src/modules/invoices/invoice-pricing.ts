@@ -1,13 +1,11 @@
 import { invalidField } from '../../errors.js';
+import type { InvoiceType, PricedLine } from '../../db/schema/index.js';
 import { type Cents, fromCents, MAX_CENTS, multiplyCents, percentOf, sumCents, toCents } from '../../shared/money.js';
 
 /**
  * The one invoice arithmetic (DECISIONS.md §6), shared by create and preview so both give identical
  * numbers for one input. Everything is integer cents; each step rounds half away from zero.
  */
-
-export const INVOICE_TYPES = ['Full', 'Partial', 'Progress'] as const;
-export type InvoiceType = (typeof INVOICE_TYPES)[number];
 
 export interface LineItemInput {
   description?: string | null;
@@ -32,15 +30,6 @@ export interface AmountSource {
 }
 
 export const NO_AMOUNT: AmountSource = { subtotal: 0, tax: 0 };
-
-export interface PricedLine {
-  description: string | null;
-  quantity: number;
-  unit_price: number;
-  line_total: number;
-  tax_rate: number;
-  tax_amount: number;
-}
 
 export interface InvoicePricing {
   /** The priced lines, or null when the invoice has no line items. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CustomerEmbed, CustomerResponse } from '../customers/customers.schemas.js';
 import { calendarDate, longText, moneyInput, nullableString, percentInput, positivePercentInput, quantityInput, shortText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
-import { INVOICE_TYPES } from './invoice-pricing.js';
+import { INVOICE_TYPES } from '../../db/schema/index.js';
 import { INVOICE_STATUSES } from './invoice-status.js';
 
 export const LineItemInput = z

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import { UserEmbed } from '../users/users.schemas.js';
 import { timestampInput, timestampOutput, uuidString } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
-
-export const PHOTO_TYPES = ['before', 'during', 'after'] as const;
-export type PhotoType = (typeof PHOTO_TYPES)[number];
+import { PHOTO_TYPES } from '../../db/schema/index.js';
 
 /** Multipart field names that carry files. */
 export const FILE_FIELDS = ['photos', 'photo', 'file'] as const;

@@ -1,18 +1,4 @@
-/** The job statuses and the timestamps a status move sets: rules without I/O. */
-
-export const JOB_STATUSES = [
-  'New',
-  'Contacted',
-  'Scheduled',
-  'In Progress',
-  'Needs Approval',
-  'Ready to Invoice',
-  'Invoiced',
-  'Complete',
-  'Estimate Sent',
-  'Estimate Approved',
-] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+/** The timestamps a job status move sets: rules without I/O (the statuses are in db/schema/jobs.ts). */
 
 interface StatusTimestamps {
   startedAt: Date | null;

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { registerCrudRoutes } from '../../shared/crud-routes.js';
-import { JOB_STATUSES } from './job-lifecycle.js';
+import { JOB_STATUSES } from '../../db/schema/index.js';
 import { CreateJobBody, JobListItem, JobResponse, ListJobsQuery, UpdateJobBody } from './jobs.schemas.js';
 import { jobsService } from './jobs.service.js';
 

@@ -15,10 +15,7 @@ import {
   zipCode,
 } from '../../shared/formats.js';
 import { commaSeparatedEnum, listQueryShape, searchQuery } from '../../shared/list-query.js';
-import { JOB_STATUSES } from './job-lifecycle.js';
-
-export const JOB_PRIORITIES = ['Low', 'Normal', 'High', 'Emergency'] as const;
-export type JobPriority = (typeof JOB_PRIORITIES)[number];
+import { JOB_PRIORITIES, JOB_STATUSES } from '../../db/schema/index.js';
 
 const jobStatus = z.enum(JOB_STATUSES, { error: `must be one of: ${JOB_STATUSES.join(', ')}` });
 const jobPriority = z.enum(JOB_PRIORITIES, { error: `must be one of: ${JOB_PRIORITIES.join(', ')}` });

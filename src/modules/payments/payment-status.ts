@@ -1,5 +1,5 @@
 import { AppError, invalidField } from '../../errors.js';
-import type { PaymentStatus } from './payments.schemas.js';
+import type { PaymentStatus } from '../../db/schema/index.js';
 
 /** The allowed moves; everything else (except staying put) is invalid_status_transition. */
 const ALLOWED_MOVES: Record<PaymentStatus, readonly PaymentStatus[]> = {

@@ -1,11 +1,11 @@
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { customers, invoices, payments } from '../../db/schema/index.js';
+import { customers, invoices, payments, type PaymentStatus } from '../../db/schema/index.js';
 import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
 import { prepared } from '../../db/perf/prepared.js';
 import { invoiceReadStatus } from '../invoices/invoices.repository.js';
-import type { ListPaymentsQuery, PaymentStatus } from './payments.schemas.js';
+import type { ListPaymentsQuery } from './payments.schemas.js';
 
 export type PaymentRow = typeof payments.$inferSelect & { status: PaymentStatus };
 export type PaymentInsert = typeof payments.$inferInsert;

@@ -3,10 +3,7 @@ import { CustomerEmbed } from '../customers/customers.schemas.js';
 import { calendarDate, jsonObject, longText, moneyInput, positiveMoneyInput, nullableString, shortText, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
 import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
-
-export const PAYMENT_TYPES = ['credit_card', 'ach', 'check', 'cash', 'other'] as const;
-export const PAYMENT_STATUSES = ['Pending', 'Completed', 'Failed', 'Refunded'] as const;
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+import { PAYMENT_STATUSES, PAYMENT_TYPES } from '../../db/schema/index.js';
 
 const positiveAmount = positiveMoneyInput
   .describe('Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.')

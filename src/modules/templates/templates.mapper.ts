@@ -1,10 +1,6 @@
 import { moneyOut } from '../../shared/money.js';
 import type { TemplateRow } from './templates.repository.js';
-import type { TemplateResponse, Tier } from './templates.schemas.js';
-
-/** Tier prices and add-on prices are kept in jsonb as exact decimal strings, like numeric columns. */
-export type StoredTiers = Record<Tier, string>;
-export type StoredAddon = { id: string; name: string; price: string };
+import type { TemplateResponse } from './templates.schemas.js';
 
 /**
  * A template as the API answers it. The field order is the JSON order (ETags hash it): the priced

@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { longText, moneyInput, percentInput, queryBoolean, requiredText, timestampOutput } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
-
-export const PRICING_TYPES = ['flat', 'tiered'] as const;
-export type PricingType = (typeof PRICING_TYPES)[number];
-export const TIERS = ['good', 'better', 'best'] as const;
-export type Tier = (typeof TIERS)[number];
+import { PRICING_TYPES } from '../../db/schema/index.js';
 
 const MAX_ADDONS = 100;
 

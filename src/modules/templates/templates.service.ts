@@ -1,21 +1,19 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { templates } from '../../db/schema/index.js';
+import { templates, type PricingType, type StoredAddon, type StoredTiers, type Tier } from '../../db/schema/index.js';
 import { invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
-import { toTemplateResponse, type StoredAddon, type StoredTiers } from './templates.mapper.js';
+import { toTemplateResponse } from './templates.mapper.js';
 import * as repository from './templates.repository.js';
 import type {
   AddonInput,
   CreateTemplateBody,
   ListTemplatesQuery,
-  PricingType,
   TemplateResponse,
-  Tier,
   TiersInput,
   UpdateTemplateBody,
 } from './templates.schemas.js';
