@@ -3,6 +3,8 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+// Before the other schemas, so the OpenAPI components keep their order (the document lists them as first loaded).
+import './modules/webhooks/webhooks.schemas.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
 import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
@@ -22,6 +24,8 @@ import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
 // After the API routes, so the OpenAPI components keep their order.
 import { shareRoutes } from './modules/documents/share.routes.js';
+import { useRecordedTypes } from './modules/changes/change-recorder.js';
+import { RECORDED_TYPES } from './modules/events/recorded-types.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
@@ -123,6 +127,9 @@ export async function buildApp(deps: AppDeps) {
     onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
   });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
+
+  // Change data: every write records its events through one recorder, handed the recorded types here.
+  useRecordedTypes(RECORDED_TYPES);
 
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by the services in their documented shape; the schemas document them and

@@ -5,7 +5,7 @@ import { resolveSafeAddress, systemResolveHost } from '../src/modules/webhooks/a
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { fakeResolver, recordEvent } from './helpers/webhooks.js';
-import { insertEventsWithDeliveries } from '../src/modules/events/events.repository.js';
+import { insertEventsWithDeliveries } from '../src/modules/changes/changes.repository.js';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from 'drizzle-orm';
 

@@ -59,6 +59,11 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
+/** The page with each item mapped (a row to its API form). */
+export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
+  return { items: page.items.map((item) => map(item)), pagination: page.pagination };
+}
+
 export function pageOffset(query: Pick<ListQuery, 'page' | 'limit'>): number {
   return (query.page - 1) * query.limit;
 }

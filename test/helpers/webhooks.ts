@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../../src/db/client.js';
-import { insertEventWithDeliveries } from '../../src/modules/events/events.repository.js';
+import { insertEventWithDeliveries } from '../../src/modules/changes/changes.repository.js';
 import type { ResolveHost } from '../../src/modules/webhooks/address-safety.js';
 
 /** Records an event as a write would (with its deliveries) and returns its uuid and JSON data. */

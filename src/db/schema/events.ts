@@ -3,6 +3,20 @@ import { bigint, boolean, customType, foreignKey, index, integer, json, pgTable,
 import { companies } from './companies.js';
 import { lifecycle, tenantKey, timestamptz } from './columns.js';
 
+/** The recorded objects (DECISIONS §9.1): events.object_type holds one, events.type `<object>.<action>`. */
+export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
+export type EventType = `${ObjectType}.${(typeof EVENT_ACTIONS)[number]}`;
+export const EVENT_TYPES = OBJECT_TYPES.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}` as EventType));
+
+/**
+ * The most live webhook endpoints a company may have: the webhooks service refuses more, and an event
+ * write sends that many delivery ids per event.
+ */
+export const MAX_LIVE_ENDPOINTS = 20;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
 /** PostgreSQL's 64-bit transaction id; read as a decimal string. */
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 
@@ -69,7 +83,7 @@ export const webhookDeliveries = pgTable(
     endpointUuid: uuid('endpoint_uuid').notNull(),
     eventUuid: uuid('event_uuid').notNull(),
     eventType: text('event_type').notNull(),
-    status: text('status').$type<'pending' | 'succeeded' | 'failed'>().notNull().default('pending'),
+    status: text('status').$type<(typeof DELIVERY_STATUSES)[number]>().notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     lastAttemptAt: timestamptz('last_attempt_at'),
     nextAttemptAt: timestamptz('next_attempt_at').defaultNow(),

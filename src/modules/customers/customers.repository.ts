@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -44,8 +44,4 @@ export function insertCustomer(db: Db, values: CustomerInsert): Promise<Customer
 
 export function updateCustomer(db: Db, companyId: string, uuid: string, values: Partial<CustomerInsert>) {
   return updateRow(db, customers, companyId, uuid, values);
-}
-
-export function softDeleteCustomer(db: Db, companyId: string, uuid: string) {
-  return softDelete(db, customers, companyId, uuid);
 }

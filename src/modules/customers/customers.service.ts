@@ -1,12 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, locations } from '../../db/schema/index.js';
-import { notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { toCustomerResponse } from './customers.mapper.js';
 import * as repository from './customers.repository.js';
 import type {
@@ -15,17 +15,6 @@ import type {
   ListCustomersQuery,
   UpdateCustomerBody,
 } from './customers.schemas.js';
-
-async function list(db: Db, companyId: string, query: ListCustomersQuery) {
-  const page = await repository.listCustomers(db, companyId, query);
-  return { items: page.items.map(toCustomerResponse), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  const row = await repository.findCustomer(db, companyId, uuid, includeDeleted);
-  if (!row) throw notFound('Customer');
-  return toCustomerResponse(row);
-}
 
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
   const uuid = uuidv7();
@@ -51,28 +40,31 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBo
   });
 }
 
-async function remove(db: Db, actor: Actor, uuid: string) {
-  await recordChanges(db, actor, async (changes) => {
-    await changes.target('customer', uuid);
-    await repository.softDeleteCustomer(changes.tx, actor.companyId, uuid);
-  });
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    customer: CustomerResponse;
+  }
 }
 
-export const customersService: CrudService<CustomerResponse, CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
-  list,
-  get,
-  create,
-  update,
-  remove,
-};
-
-registerRecordedType('customer', {
+/** How a customer is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const customerRecords: RecordedType<CustomerResponse> = {
   table: customers,
   noun: 'Customer',
   embeds: [],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async find(db, companyId, uuid, includeDeleted) {
+    const row = await repository.findCustomer(db, companyId, uuid, includeDeleted);
+    return row && toCustomerResponse(row);
+  },
   async lockAndLoad(db, companyId, uuid, includeDeleted) {
     const row = await repository.lockCustomer(db, companyId, uuid, includeDeleted);
     return row && { row, record: toCustomerResponse(row) };
   },
-});
+};
+
+export const customersService: CrudService<CustomerResponse, CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
+  list: async (db, companyId, query) => mapPage(await repository.listCustomers(db, companyId, query), toCustomerResponse),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(customerRecords, db, companyId, uuid, includeDeleted),
+  create,
+  update,
+  remove: (db, actor, uuid) => removeRecord(db, actor, 'customer', uuid),
+};

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, templates } from '../../db/schema/index.js';
-import { byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, countRows, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
 import type { ListEstimatesQuery } from './estimates.schemas.js';
 
@@ -75,8 +75,4 @@ export function insertEstimate(db: Db, values: EstimateInsert): Promise<Estimate
 
 export function updateEstimate(db: Db, companyId: string, uuid: string, values: Partial<EstimateInsert>) {
   return updateRow(db, estimates, companyId, uuid, values);
-}
-
-export function softDeleteEstimate(db: Db, companyId: string, uuid: string) {
-  return softDelete(db, estimates, companyId, uuid);
 }

@@ -1,12 +1,14 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, jobs, locations, type EstimateStatus, type Tier } from '../../db/schema/index.js';
-import { AppError, invalidField, missingReference, notFound } from '../../errors.js';
+import { AppError, invalidField, missingReference } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, fromCents, toCents } from '../../shared/money.js';
+import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
+import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
@@ -19,7 +21,6 @@ import {
   type PricingInput,
 } from './estimate-pricing.js';
 import { statusChange } from './estimate-status.js';
-import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
 import { adjustmentsOut, toEstimateListItem, toEstimateResponse } from './estimates.mapper.js';
 import * as repository from './estimates.repository.js';
 import type {
@@ -98,17 +99,6 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
   return columns;
 }
 
-async function list(db: Db, companyId: string, query: ListEstimatesQuery) {
-  const page = await repository.listEstimates(db, companyId, query);
-  return { items: page.items.map(toEstimateListItem), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<EstimateResponse> {
-  const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
-  if (!detail) throw notFound('Estimate');
-  return toEstimateResponse(detail);
-}
-
 async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
   const uuid = uuidv7();
@@ -173,13 +163,6 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
   });
 }
 
-async function remove(db: Db, actor: Actor, uuid: string) {
-  await recordChanges(db, actor, async (changes) => {
-    await changes.target('estimate', uuid);
-    await repository.softDeleteEstimate(changes.tx, actor.companyId, uuid);
-  });
-}
-
 function previewOf(pricing: EstimatePricing, body: PreviewEstimateBody, taxRate: string): EstimatePreview {
   const amounts = Object.fromEntries(
     Object.entries(pricing.amounts).map(([key, cents]) => [key, fromCents(cents)]),
@@ -204,20 +187,30 @@ export async function previewEstimate(db: Db, companyId: string, body: PreviewEs
   return previewOf(pricing, body, template.taxRate);
 }
 
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    estimate: EstimateResponse;
+  }
+}
+
+/** How an estimate is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const estimateRecords: RecordedType<EstimateResponse> = {
+  table: estimates,
+  noun: 'Estimate',
+  embeds: ['customer', 'job', 'template', 'location'],
+  async find(db, companyId, uuid, includeDeleted) {
+    const detail = await repository.findEstimateDetail(db, companyId, uuid, includeDeleted);
+    return detail && toEstimateResponse(detail);
+  },
+};
+
 export const estimatesService: CrudService<EstimateListItem, EstimateResponse, CreateEstimateBody, UpdateEstimateBody, ListEstimatesQuery> = {
-  list,
-  get,
+  list: async (db, companyId, query) => mapPage(await repository.listEstimates(db, companyId, query), toEstimateListItem),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(estimateRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
-  remove,
+  remove: (db, actor, uuid) => removeRecord(db, actor, 'estimate', uuid),
 };
 
 /** The same update path, for the customer's answer on the share page (status rules, pricing and all). */
 export const updateEstimateWithAnswer = update;
-
-registerRecordedType('estimate', {
-  table: estimates,
-  noun: 'Estimate',
-  embeds: ['customer', 'job', 'template', 'location'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
-});

@@ -1,10 +1,5 @@
 import { sql, type SQL, type SQLChunk } from 'drizzle-orm';
 
-/** The event types of DECISIONS §9.1: `<object>.created|updated|deleted` for every recorded object. */
-export const EVENT_OBJECTS = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
-export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
-export const EVENT_TYPES = EVENT_OBJECTS.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}`));
-
 /** The columns of an events row the event JSON is made of, as SQL (a table's columns or an alias's). */
 export type EventColumnsSql = Record<'uuid' | 'type' | 'objectType' | 'objectUuid' | 'createdAt' | 'data', SQLChunk>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENT_ACTIONS, EVENT_TYPES, OBJECT_TYPES, type EventType, type ObjectType } from '../../db/schema/index.js';
 import { pageSize } from '../../shared/list-query.js';
 import { timestampOutput, uuidString } from '../../shared/formats.js';
 import { CustomerResponse } from '../customers/customers.schemas.js';
@@ -9,13 +10,6 @@ import { JobResponse } from '../jobs/jobs.schemas.js';
 import { LocationResponse } from '../locations/locations.schemas.js';
 import { PaymentResponse } from '../payments/payments.schemas.js';
 import { TemplateResponse } from '../templates/templates.schemas.js';
-
-/** The objects whose changes are recorded (DECISIONS §9.1). */
-export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
-export type ObjectType = (typeof OBJECT_TYPES)[number];
-export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
-export type EventType = `${ObjectType}.${(typeof EVENT_ACTIONS)[number]}`;
-export const EVENT_TYPES = OBJECT_TYPES.flatMap((object) => EVENT_ACTIONS.map((action) => `${object}.${action}` as EventType));
 
 const RECORDS = {
   location: LocationResponse,

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import type { Changes } from '../events/change-recorder.js';
+import type { Changes } from '../changes/change-recorder.js';
 import { AppError } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents, type Cents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/jobs.repository.js';

@@ -3,7 +3,7 @@ import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -148,10 +148,6 @@ export async function writeSettlement(db: Db, companyId: string, uuid: string, v
   if (!row) return null;
   const { shownStatus, ...invoice } = row;
   return { invoice: invoice as InvoiceRow, shownStatus };
-}
-
-export function softDeleteInvoice(db: Db, companyId: string, uuid: string) {
-  return softDelete(db, invoices, companyId, uuid);
 }
 
 /** Sum of the invoice's live Completed payments, as a numeric(12,2) string. */

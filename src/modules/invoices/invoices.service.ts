@@ -1,15 +1,16 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { invoices, locations } from '../../db/schema/index.js';
-import { invalidField, missingReference, notFound } from '../../errors.js';
+import { invalidField, missingReference } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { invoiceJob, lockJobForInvoice } from '../jobs/job-billing.js';
 import type { JobRow } from '../jobs/jobs.repository.js';
-import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
@@ -125,17 +126,6 @@ export async function previewInvoice(db: Db, companyId: string, body: PreviewInv
   };
 }
 
-async function list(db: Db, companyId: string, query: ListInvoicesQuery) {
-  const page = await repository.listInvoices(db, companyId, query);
-  return { items: page.items.map(toInvoiceListItem), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<InvoiceResponse> {
-  const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
-  if (!row) throw notFound('Invoice');
-  return toInvoiceResponse(row);
-}
-
 /**
  * One transaction: references checked, amounts priced, the job moved to Invoiced (and stamped paid_at when a
  * zero total makes the invoice Paid) and the row written. Its GET form is built from the rows in hand; the
@@ -236,28 +226,31 @@ function reprice(invoice: repository.InvoiceRow, body: UpdateInvoiceBody) {
   };
 }
 
-async function remove(db: Db, actor: Actor, uuid: string) {
-  await recordChanges(db, actor, async (changes) => {
-    await changes.target('invoice', uuid);
-    await repository.softDeleteInvoice(changes.tx, actor.companyId, uuid);
-  });
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    invoice: InvoiceResponse;
+  }
 }
 
-export const invoicesService: CrudService<InvoiceListItem, InvoiceResponse, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
-  list,
-  get,
-  create,
-  update,
-  remove,
-};
-
-registerRecordedType('invoice', {
+/** How an invoice is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const invoiceRecords: RecordedType<InvoiceResponse> = {
   table: invoices,
   noun: 'Invoice',
   embeds: ['customer', 'job', 'estimate', 'location'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async find(db, companyId, uuid, includeDeleted) {
+    const row = await repository.findInvoiceDetail(db, companyId, uuid, includeDeleted);
+    return row && toInvoiceResponse(row);
+  },
   async lockAndLoad(db, companyId, uuid, includeDeleted) {
     const found = await repository.lockInvoiceDetail(db, companyId, uuid, includeDeleted);
     return found && { row: found.invoice, record: toInvoiceResponse(found) };
   },
-});
+};
+
+export const invoicesService: CrudService<InvoiceListItem, InvoiceResponse, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
+  list: async (db, companyId, query) => mapPage(await repository.listInvoices(db, companyId, query), toInvoiceListItem),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(invoiceRecords, db, companyId, uuid, includeDeleted),
+  create,
+  update,
+  remove: (db, actor, uuid) => removeRecord(db, actor, 'invoice', uuid),
+};

@@ -49,9 +49,9 @@ export async function findPhoto(db: Db, companyId: string, jobUuid: string, uuid
   return rows[0] ? withUser(rows[0]) : null;
 }
 
-/** A photo of any job of the company, deleted or not (what its events carry). */
-export async function findPhotoByUuid(db: Db, companyId: string, uuid: string) {
-  const rows = await selectWithUser(db, byUuid(jobPhotos, companyId, uuid, true)).limit(1);
+/** A photo of any job of the company, deleted too when includeDeleted (what its events carry). */
+export async function findPhotoByUuid(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  const rows = await selectWithUser(db, byUuid(jobPhotos, companyId, uuid, includeDeleted)).limit(1);
   return rows[0] ? withUser(rows[0]) : null;
 }
 

@@ -9,7 +9,7 @@ import type { Page } from '../../shared/list-query.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { byteCounter, peek } from '../../storage/streams.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
-import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
+import { recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { toJobPhotoResponse } from './job-photos.mapper.js';
 import * as repository from './job-photos.repository.js';
 import {
@@ -82,7 +82,7 @@ export async function getPhoto(
 ): Promise<JobPhotoResponse> {
   await requireLiveJob(db, companyId, jobUuid);
   const found = await repository.findPhoto(db, companyId, jobUuid, uuid, includeDeleted);
-  if (!found) throw notFound('Photo');
+  if (!found) throw notFound(jobPhotoRecords.noun);
   return toPhotoRecord(found, links);
 }
 
@@ -321,13 +321,20 @@ export async function uploadPhotos(
   return toUploadedPhotos(rows, options.links);
 }
 
-registerRecordedType('job_photo', {
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    job_photo: JobPhotoResponse;
+  }
+}
+
+/** How the change recorder reads a photo, whichever its job (listed in events/recorded-types.ts). */
+export const jobPhotoRecords: RecordedType<JobPhotoResponse> = {
   table: jobPhotos,
   noun: 'Photo',
   embeds: ['user'],
-  load: async (db, companyId, uuid, context) => {
-    const found = await repository.findPhotoByUuid(db, companyId, uuid);
-    if (!found || !context.photoLinks) throw new Error('A photo is recorded with its links');
-    return toPhotoRecord(found, context.photoLinks as PhotoLinks);
+  async find(db, companyId, uuid, includeDeleted, context) {
+    if (!context.photoLinks) throw new Error('A photo is recorded with its links');
+    const found = await repository.findPhotoByUuid(db, companyId, uuid, includeDeleted);
+    return found && toPhotoRecord(found, context.photoLinks as PhotoLinks);
   },
-});
+};

@@ -1,4 +1,4 @@
-import type { Changes } from '../events/change-recorder.js';
+import type { Changes } from '../changes/change-recorder.js';
 import { toJobResponse } from './jobs.mapper.js';
 import { lockJobWithRelations, markJobInvoiced, type JobRow, type JobWithRelations } from './jobs.repository.js';
 

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
 import { prepared } from '../../db/perf/prepared.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
@@ -125,10 +125,6 @@ export function insertJob(db: Db, values: JobInsert): Promise<JobRow> {
 
 export function updateJob(db: Db, companyId: string, uuid: string, values: Partial<JobInsert>) {
   return updateRow(db, jobs, companyId, uuid, values);
-}
-
-export function softDeleteJob(db: Db, companyId: string, uuid: string) {
-  return softDelete(db, jobs, companyId, uuid);
 }
 
 /** Whether the job exists, is the company's and is not deleted. */

@@ -1,12 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
-import { notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import { toJobListItem, toJobResponse } from './jobs.mapper.js';
 import * as repository from './jobs.repository.js';
@@ -24,17 +24,6 @@ async function requireReferences(db: Db, companyId: string, body: UpdateJobBody)
   await requireReference(db, customers, companyId, 'customer_uuid', body.customer_uuid);
   await requireReference(db, locations, companyId, 'location_uuid', body.location_uuid);
   await requireReference(db, users, companyId, 'assigned_to_user_id', body.assigned_to_user_id);
-}
-
-async function list(db: Db, companyId: string, query: ListJobsQuery) {
-  const page = await repository.listJobs(db, companyId, query);
-  return { items: page.items.map(toJobListItem), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<JobResponse> {
-  const found = await repository.findJobWithRelations(db, companyId, uuid, includeDeleted);
-  if (!found) throw notFound('Job');
-  return toJobResponse(found);
 }
 
 async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobResponse> {
@@ -66,28 +55,31 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
   });
 }
 
-async function remove(db: Db, actor: Actor, uuid: string) {
-  await recordChanges(db, actor, async (changes) => {
-    await changes.target('job', uuid);
-    await repository.softDeleteJob(changes.tx, actor.companyId, uuid);
-  });
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    job: JobResponse;
+  }
 }
 
-export const jobsService: CrudService<JobListItem, JobResponse, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
-  list,
-  get,
-  create,
-  update,
-  remove,
-};
-
-registerRecordedType('job', {
+/** How a job is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const jobRecords: RecordedType<JobResponse> = {
   table: jobs,
   noun: 'Job',
   embeds: ['customer', 'location', 'assigned_user'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
+  async find(db, companyId, uuid, includeDeleted) {
+    const found = await repository.findJobWithRelations(db, companyId, uuid, includeDeleted);
+    return found && toJobResponse(found);
+  },
   async lockAndLoad(db, companyId, uuid, includeDeleted) {
     const found = await repository.lockJobWithRelations(db, companyId, uuid, includeDeleted);
     return found && { row: found.job, record: toJobResponse(found) };
   },
-});
+};
+
+export const jobsService: CrudService<JobListItem, JobResponse, CreateJobBody, UpdateJobBody, ListJobsQuery> = {
+  list: async (db, companyId, query) => mapPage(await repository.listJobs(db, companyId, query), toJobListItem),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(jobRecords, db, companyId, uuid, includeDeleted),
+  create,
+  update,
+  remove: (db, actor, uuid) => removeRecord(db, actor, 'job', uuid),
+};

@@ -1,11 +1,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
+import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { toLocationResponse } from './locations.mapper.js';
 import * as repository from './locations.repository.js';
 import type {
@@ -14,17 +15,6 @@ import type {
   LocationResponse,
   UpdateLocationBody,
 } from './locations.schemas.js';
-
-async function list(db: Db, companyId: string, query: ListLocationsQuery) {
-  const page = await repository.listLocations(db, companyId, query);
-  return { items: page.items.map(toLocationResponse), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  const row = await repository.findLocation(db, companyId, uuid, includeDeleted);
-  if (!row) throw notFound('Location');
-  return toLocationResponse(row);
-}
 
 /** Makes `uuid` the only primary location, recording the location that stops being primary. */
 async function takePrimary(changes: Changes, uuid: string | null) {
@@ -73,17 +63,27 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    location: LocationResponse;
+  }
+}
+
+/** How a location is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const locationRecords: RecordedType<LocationResponse> = {
+  table: locations,
+  noun: 'Location',
+  embeds: [],
+  async find(db, companyId, uuid, includeDeleted) {
+    const row = await repository.findLocation(db, companyId, uuid, includeDeleted);
+    return row && toLocationResponse(row);
+  },
+};
+
 export const locationsService: CrudService<LocationResponse, LocationResponse, CreateLocationBody, UpdateLocationBody, ListLocationsQuery> = {
-  list,
-  get,
+  list: async (db, companyId, query) => mapPage(await repository.listLocations(db, companyId, query), toLocationResponse),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(locationRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
   remove,
 };
-
-registerRecordedType('location', {
-  table: locations,
-  noun: 'Location',
-  embeds: [],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
-});

@@ -4,10 +4,11 @@ import { payments } from '../../db/schema/index.js';
 import { invalidField, missingReference, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
+import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
-import { recordChanges, registerRecordedType, type Changes } from '../events/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
@@ -36,17 +37,6 @@ function requireIssued(invoice: LockedInvoice, field: string): void {
   if (invoice.status === 'Draft') {
     throw invalidField(field, 'the invoice is a Draft; issue it (status Pending) before taking payments');
   }
-}
-
-async function list(db: Db, companyId: string, query: ListPaymentsQuery) {
-  const page = await repository.listPayments(db, companyId, query);
-  return { items: page.items.map(toPaymentListItem), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  const row = await repository.findPaymentDetail(db, companyId, uuid, includeDeleted);
-  if (!row) throw notFound('Payment');
-  return toPaymentResponse(row);
 }
 
 /**
@@ -102,9 +92,9 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
 async function lockPaymentAndInvoice(changes: Changes, paymentUuid: string) {
   const { tx, companyId } = changes;
   const unlocked = await repository.findPayment(tx, companyId, paymentUuid);
-  if (!unlocked) throw notFound('Payment');
+  if (!unlocked) throw notFound(paymentRecords.noun);
   const invoice = await lockInvoice(tx, companyId, unlocked.invoiceUuid, { includeDeleted: true });
-  if (!invoice) throw notFound('Payment');
+  if (!invoice) throw notFound(paymentRecords.noun);
   const payment = await changes.target<repository.PaymentRow>('payment', paymentUuid);
   return { payment, invoice };
 }
@@ -141,17 +131,27 @@ async function remove(db: Db, actor: Actor, uuid: string) {
   });
 }
 
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    payment: PaymentResponse;
+  }
+}
+
+/** How a payment is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const paymentRecords: RecordedType<PaymentResponse> = {
+  table: payments,
+  noun: 'Payment',
+  embeds: ['invoice', 'customer'],
+  async find(db, companyId, uuid, includeDeleted) {
+    const row = await repository.findPaymentDetail(db, companyId, uuid, includeDeleted);
+    return row && toPaymentResponse(row);
+  },
+};
+
 export const paymentsService: CrudService<PaymentListItem, PaymentResponse, CreatePaymentBody, UpdatePaymentBody, ListPaymentsQuery> = {
-  list,
-  get,
+  list: async (db, companyId, query) => mapPage(await repository.listPayments(db, companyId, query), toPaymentListItem),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(paymentRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
   remove,
 };
-
-registerRecordedType('payment', {
-  table: payments,
-  noun: 'Payment',
-  embeds: ['invoice', 'customer'],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
-});

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, selectPage, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, insertRow, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -30,8 +30,4 @@ export function insertTemplate(db: Db, values: TemplateInsert): Promise<Template
 
 export function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
   return updateRow(db, templates, companyId, uuid, values);
-}
-
-export function softDeleteTemplate(db: Db, companyId: string, uuid: string) {
-  return softDelete(db, templates, companyId, uuid);
 }

@@ -1,12 +1,13 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { templates, type PricingType, type StoredAddon, type StoredTiers, type Tier } from '../../db/schema/index.js';
-import { invalidField, notFound } from '../../errors.js';
+import { invalidField } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, toCents, type Cents } from '../../shared/money.js';
+import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { recordChanges, registerRecordedType } from '../events/change-recorder.js';
+import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { toTemplateResponse } from './templates.mapper.js';
 import * as repository from './templates.repository.js';
 import type {
@@ -68,17 +69,6 @@ function checkPricingFields(template: Pick<repository.TemplateInsert, 'pricingTy
   }
 }
 
-async function list(db: Db, companyId: string, query: ListTemplatesQuery) {
-  const page = await repository.listTemplates(db, companyId, query);
-  return { items: page.items.map(toTemplateResponse), pagination: page.pagination };
-}
-
-async function get(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  const row = await repository.findTemplate(db, companyId, uuid, includeDeleted);
-  if (!row) throw notFound('Template');
-  return toTemplateResponse(row);
-}
-
 async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
   const columns = toColumns(body);
   checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
@@ -106,24 +96,27 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBo
   });
 }
 
-async function remove(db: Db, actor: Actor, uuid: string) {
-  await recordChanges(db, actor, async (changes) => {
-    await changes.target('template', uuid);
-    await repository.softDeleteTemplate(changes.tx, actor.companyId, uuid);
-  });
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    template: TemplateResponse;
+  }
 }
 
-export const templatesService: CrudService<TemplateResponse, TemplateResponse, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
-  list,
-  get,
-  create,
-  update,
-  remove,
-};
-
-registerRecordedType('template', {
+/** How a template is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const templateRecords: RecordedType<TemplateResponse> = {
   table: templates,
   noun: 'Template',
   embeds: [],
-  load: (db, companyId, uuid) => get(db, companyId, uuid, true),
-});
+  async find(db, companyId, uuid, includeDeleted) {
+    const row = await repository.findTemplate(db, companyId, uuid, includeDeleted);
+    return row && toTemplateResponse(row);
+  },
+};
+
+export const templatesService: CrudService<TemplateResponse, TemplateResponse, CreateTemplateBody, UpdateTemplateBody, ListTemplatesQuery> = {
+  list: async (db, companyId, query) => mapPage(await repository.listTemplates(db, companyId, query), toTemplateResponse),
+  get: (db, companyId, uuid, includeDeleted) => getRecord(templateRecords, db, companyId, uuid, includeDeleted),
+  create,
+  update,
+  remove: (db, actor, uuid) => removeRecord(db, actor, 'template', uuid),
+};

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from '../events/event.mapper.js';
+import { EVENT_TYPES } from '../../db/schema/index.js';
 
 const header = (description: string, example: string) => ({
   in: 'header',

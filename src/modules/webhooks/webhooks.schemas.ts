@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { timestampOutput, nullableString, uuidString } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
-import { EVENT_TYPES } from '../events/event.mapper.js';
+import { DELIVERY_STATUSES, EVENT_TYPES } from '../../db/schema/index.js';
 
 export const MAX_URL_LENGTH = 2048;
-/** Live endpoints a company may have (DECISIONS §9.2). */
-export const MAX_LIVE_ENDPOINTS = 20;
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
 const webhookUrl = z
   .string()

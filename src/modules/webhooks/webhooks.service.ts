@@ -7,14 +7,13 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import type { Page } from '../../shared/list-query.js';
 import { softDelete } from '../../shared/tenant-table.js';
-import { webhookEndpoints } from '../../db/schema/index.js';
+import { MAX_LIVE_ENDPOINTS, webhookEndpoints } from '../../db/schema/index.js';
 import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
 import { wakeDeliveryWorkers } from './delivery-worker.js';
 import { newWebhookSecret } from './signature.js';
 import { toDeliveryResponse, toEndpointResponse } from './webhooks.mapper.js';
 import * as repository from './webhooks.repository.js';
 import {
-  MAX_LIVE_ENDPOINTS,
   type CreatedWebhookEndpoint,
   type CreateWebhookEndpointBody,
   type ListDeliveriesQuery,

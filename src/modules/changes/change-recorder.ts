@@ -1,49 +1,37 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
+import type { EventType, ObjectType } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import { markRecording } from '../../shared/recorded-writes.js';
-import { findRow, type TenantTable } from '../../shared/tenant-table.js';
-import { insertEventsWithDeliveries, type NewEvent } from './events.repository.js';
-import type { EventType, ObjectType } from './events.schemas.js';
-import type { CustomerResponse } from '../customers/customers.schemas.js';
-import type { EstimateResponse } from '../estimates/estimates.schemas.js';
-import type { InvoiceResponse } from '../invoices/invoices.schemas.js';
-import type { JobPhotoResponse } from '../job-photos/job-photos.schemas.js';
-import type { JobResponse } from '../jobs/jobs.schemas.js';
-import type { LocationResponse } from '../locations/locations.schemas.js';
-import type { PaymentResponse } from '../payments/payments.schemas.js';
-import type { TemplateResponse } from '../templates/templates.schemas.js';
+import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
+import { insertEventsWithDeliveries, type NewEvent } from './changes.repository.js';
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
   photoLinks?: unknown;
 }
 
-/** Each recorded object type's record, as its GET with include_deleted=true answers it. */
-export interface RecordedObjects {
-  location: LocationResponse;
-  customer: CustomerResponse;
-  job: JobResponse;
-  job_photo: JobPhotoResponse;
-  template: TemplateResponse;
-  estimate: EstimateResponse;
-  invoice: InvoiceResponse;
-  payment: PaymentResponse;
-}
+/**
+ * Each recorded object type's record, as its GET with include_deleted=true answers it. The recorder knows
+ * no resource: each recorded module states its own record type here, beside its loader, with
+ * `declare module '../changes/change-recorder.js' { interface RecordedObjects { customer: CustomerResponse } }`.
+ */
+export interface RecordedObjects extends Record<ObjectType, unknown> {}
 
 /** The one untyped view of a record: field by field, for diffing and ETags. */
 type ApiRecord = Record<string, unknown>;
 
-/** How the recorder reads one object type: the record as its GET with include_deleted=true answers it. */
+/** How the recorder reads one object type; each recorded module exports its own. */
 export interface RecordedType<T> {
   table: TenantTable;
-  /** Noun of the 404 for a missing target. */
+  /** Noun of the 404 for a missing record. */
   noun: string;
   /** Top-level fields that are embedded objects: left out of previous_attributes. */
   embeds: ReadonlyArray<keyof T & string>;
-  load(db: Db, companyId: string, uuid: string, context: ChangeContext): Promise<T>;
+  /** The record as its GET answers it (a soft-deleted one too when includeDeleted), or null. */
+  find(db: Db, companyId: string, uuid: string, includeDeleted: boolean, context: ChangeContext): Promise<T | null>;
   /**
    * Locks the row (FOR UPDATE) and reads the record in one statement: the row and the record, or null
    * when there is none. Without it, the row is locked and the record read by two statements.
@@ -51,21 +39,37 @@ export interface RecordedType<T> {
   lockAndLoad?(db: Db, companyId: string, uuid: string, includeDeleted: boolean, context: ChangeContext): Promise<{ row: unknown; record: T } | null>;
 }
 
-// Mapped over the keys of RecordedObjects so that an index by a generic key keeps its type.
-type RecordedTypes = { [K in keyof RecordedObjects]: RecordedType<RecordedObjects[K]> };
-type RecordsByUuid = { [K in keyof RecordedObjects]: Map<string, RecordedObjects[K]> };
+/**
+ * The loader of every recorded type: the registry the recorder is handed (src/modules/events/recorded-types.ts).
+ * Mapped over the object types so that an index by a generic key keeps its type.
+ */
+export type RecordedTypes = { [K in ObjectType]: RecordedType<RecordedObjects[K]> };
+type RecordsByUuid = { [K in ObjectType]: Map<string, RecordedObjects[K]> };
 
-const registry: Partial<RecordedTypes> = {};
+let registry: RecordedTypes | undefined;
 
-/** Each module registers its loader next to its mapper, so the event carries exactly what its GET answers. */
-export function registerRecordedType<K extends keyof RecordedObjects>(type: K, definition: RecordedTypes[K]): void {
-  registry[type] = definition;
+/** Hands the recorder its registry; the app does it once, as it is built. */
+export function useRecordedTypes(types: RecordedTypes): void {
+  registry = types;
 }
 
-function definitionOf<K extends keyof RecordedObjects>(type: K): RecordedType<RecordedObjects[K]> {
-  const definition = registry[type];
-  if (!definition) throw new Error(`No loader registered for ${type}`);
-  return definition;
+function definitionOf<K extends ObjectType>(type: K): RecordedType<RecordedObjects[K]> {
+  if (!registry) throw new Error('The change recorder has no recorded types: buildApp hands them over (useRecordedTypes)');
+  return registry[type];
+}
+
+/** A record as its GET answers it; 404 naming its type when there is none. */
+export async function getRecord<T>(
+  type: RecordedType<T>,
+  db: Db,
+  companyId: string,
+  uuid: string,
+  includeDeleted: boolean,
+  context: ChangeContext = {},
+): Promise<T> {
+  const record = await type.find(db, companyId, uuid, includeDeleted, context);
+  if (record === null) throw notFound(type.noun);
+  return record;
 }
 
 interface Entry {
@@ -140,7 +144,7 @@ export class Changes {
       known.kind = 'target';
       return row as Row;
     }
-    const before = locked.record ?? (await definition.load(this.tx, this.companyId, uuid, this.context));
+    const before = locked.record ?? (await this.load(type, uuid));
     assertIfMatch(this.actor.ifMatch, before);
     this.entries.set(key, { type, uuid, kind: 'target', before });
     return row as Row;
@@ -153,8 +157,13 @@ export class Changes {
     if (this.entries.has(key)) return;
     const locked = await this.lock(type, uuid, true);
     if (!locked) return;
-    const before = locked.record ?? (await definitionOf(type).load(this.tx, this.companyId, uuid, this.context));
+    const before = locked.record ?? (await this.load(type, uuid));
     this.entries.set(key, { type, uuid, kind: 'touched', before });
+  }
+
+  /** The record as it is now, soft-deleted or not. */
+  private load<K extends ObjectType>(type: K, uuid: string): Promise<RecordedObjects[K]> {
+    return getRecord(definitionOf(type), this.tx, this.companyId, uuid, true, this.context);
   }
 
   /** Locks a record's row; with the record too when its type reads both in one statement. */
@@ -172,19 +181,19 @@ export class Changes {
    * A record the write changes as a side effect, already locked and read by the caller (`before`, its GET
    * form): touch() without reading it again.
    */
-  touched<K extends keyof RecordedObjects>(type: K, uuid: string, before: RecordedObjects[K]): void {
+  touched<K extends ObjectType>(type: K, uuid: string, before: RecordedObjects[K]): void {
     const key = `${type}:${uuid}`;
     if (!this.entries.has(key)) this.entries.set(key, { type, uuid, kind: 'touched', before: before as unknown as ApiRecord });
   }
 
   /** A record this write created; `record` is its GET form when the caller already has it. */
-  created<K extends keyof RecordedObjects>(type: K, uuid: string, record?: RecordedObjects[K]): void {
+  created<K extends ObjectType>(type: K, uuid: string, record?: RecordedObjects[K]): void {
     this.entries.set(`${type}:${uuid}`, { type, uuid, kind: 'created', before: null, given: record !== undefined });
     if (record !== undefined) this.recordsOf(type).set(uuid, record);
   }
 
   /** A changed record's GET form after the change, when the caller has it: it is not read again. */
-  after<K extends keyof RecordedObjects>(type: K, uuid: string, record: RecordedObjects[K]): void {
+  after<K extends ObjectType>(type: K, uuid: string, record: RecordedObjects[K]): void {
     const entry = this.entries.get(`${type}:${uuid}`);
     if (!entry || entry.event !== undefined) return;
     entry.given = true;
@@ -192,7 +201,7 @@ export class Changes {
   }
 
   /** Names the record recordChanges answers with, as read at the end of the transaction: return it from the write. */
-  answer<K extends keyof RecordedObjects>(type: K, uuid: string): Answer<RecordedObjects[K]> {
+  answer<K extends ObjectType>(type: K, uuid: string): Answer<RecordedObjects[K]> {
     return new Answer(`${type}:${uuid}`, () => this.recordsOf(type).get(uuid));
   }
 
@@ -213,7 +222,7 @@ export class Changes {
     await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
   }
 
-  private recordsOf<K extends keyof RecordedObjects>(type: K): Map<string, RecordedObjects[K]> {
+  private recordsOf<K extends ObjectType>(type: K): Map<string, RecordedObjects[K]> {
     const known = this.records[type];
     if (known) return known;
     const records: RecordsByUuid[K] = new Map();
@@ -222,11 +231,11 @@ export class Changes {
   }
 
   /** The record as it is now (or as created() was given it), remembered for the answer. */
-  private async read<K extends keyof RecordedObjects>(type: K, uuid: string, given: boolean): Promise<RecordedObjects[K]> {
+  private async read<K extends ObjectType>(type: K, uuid: string, given: boolean): Promise<RecordedObjects[K]> {
     const records = this.recordsOf(type);
     const known = given ? records.get(uuid) : undefined;
     if (known !== undefined) return known;
-    const record = await definitionOf(type).load(this.tx, this.companyId, uuid, this.context);
+    const record = await this.load(type, uuid);
     records.set(uuid, record);
     return record;
   }
@@ -271,5 +280,16 @@ export async function recordChanges<T>(
     const answer = await write(changes);
     await changes.flush();
     return answer instanceof Answer ? answer.value() : undefined;
+  });
+}
+
+/**
+ * DELETE of a record that needs nothing else: the live record locked, checked against If-Match, marked
+ * deleted and its event recorded, in one transaction.
+ */
+export function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, type: ObjectType, uuid: string): Promise<void> {
+  return recordChanges(db, actor, async (changes) => {
+    await changes.target(type, uuid);
+    await softDelete(changes.tx, definitionOf(type).table, actor.companyId, uuid);
   });
 }

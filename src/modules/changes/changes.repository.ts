@@ -1,0 +1,157 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
+import { executePrepared, prepared } from '../../db/perf/prepared.js';
+
+/* The write side of change data: the events of a change and their webhook deliveries (the feed reads them in events/). */
+
+/** Event batches of up to this many events are written by prepared statements. */
+const PREPARED_BATCH_SIZES = 4;
+
+export interface NewEvent {
+  companyId: string;
+  uuid: string;
+  type: string;
+  objectType: string;
+  objectUuid: string;
+  data: unknown;
+}
+
+/**
+ * Writes an event and, in the same statement, one pending delivery for every enabled, live webhook
+ * endpoint of the company that subscribes to its type (DECISIONS §9.2). Runs inside the transaction of
+ * the change, so the event, its deliveries and the change commit or roll back together.
+ */
+export async function insertEventWithDeliveries(db: Db, event: NewEvent, newDeliveryUuid: () => string): Promise<void> {
+  await insertEventsWithDeliveries(db, [event], newDeliveryUuid);
+}
+
+/** The columns an event is written with, and one event's values for them (given, or placeholders). */
+const EVENT_FIELDS = ['companyId', 'uuid', 'type', 'objectType', 'objectUuid', 'data'] as const;
+type EventValues = Record<(typeof EVENT_FIELDS)[number], unknown>;
+
+/**
+ * A write records one to a few events: batches up to PREPARED_BATCH_SIZES are prepared statements, with
+ * placeholders `<field><index>` for each event of the batch; larger ones are built.
+ */
+function placeholdersOf(size: number): EventValues[] {
+  return Array.from(
+    { length: size },
+    (_, index) => Object.fromEntries(EVENT_FIELDS.map((field) => [field, sql.placeholder(`${field}${index}`)])) as EventValues,
+  );
+}
+
+/** The parameters that fill placeholdersOf(batch.length). */
+function paramsOf(batch: readonly EventValues[]): Record<string, unknown> {
+  return Object.fromEntries(batch.flatMap((event, index) => EVENT_FIELDS.map((field) => [`${field}${index}`, event[field]])));
+}
+
+/**
+ * Companies whose last recorded events had subscribed endpoints. Their next events and deliveries are
+ * written by one statement (insertEventsAndDeliveries) instead of two. This only chooses the statement:
+ * both paths find the endpoints in the same transaction, so a stale entry costs a few ids, never a delivery.
+ */
+const companiesWithEndpoints = new Set<string>();
+const COMPANIES_WITH_ENDPOINTS_KEPT = 10_000;
+
+function rememberEndpoints(companyId: string, present: boolean): void {
+  if (!present) {
+    companiesWithEndpoints.delete(companyId);
+    return;
+  }
+  // Kept in order of last write, so beyond the bound the company written to longest ago goes first.
+  companiesWithEndpoints.delete(companyId);
+  if (companiesWithEndpoints.size >= COMPANIES_WITH_ENDPOINTS_KEPT) companiesWithEndpoints.delete(companiesWithEndpoints.values().next().value!);
+  companiesWithEndpoints.add(companyId);
+}
+
+/**
+ * insertEventWithDeliveries for several events of one transaction (one company's: a write records its own
+ * company's changes). The events keep the given order, which their seq follows. For a company last seen
+ * with subscribed endpoints, one statement writes the events and their deliveries; otherwise the events'
+ * statement answers the subscribed endpoints, and their deliveries follow in a second statement only when
+ * there are any (most companies have none). Both run in the caller's transaction.
+ */
+export async function insertEventsWithDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<void> {
+  if (batch.length === 0) return;
+  const companyId = batch[0].companyId;
+  if (companiesWithEndpoints.has(companyId)) {
+    rememberEndpoints(companyId, (await insertEventsAndDeliveries(db, batch, newDeliveryUuid)) > 0);
+    return;
+  }
+  const build = (rows: readonly EventValues[]) =>
+    db.insert(events).values(rows as Array<typeof events.$inferInsert>).returning({
+      companyId: events.companyId,
+      uuid: events.uuid,
+      type: events.type,
+      endpoints: sql<string | null>`(select string_agg(endpoint.uuid::text, ',') from webhook_endpoints endpoint
+        where ${subscribes('endpoint', 'events')})`,
+    });
+  type Inserted = Awaited<ReturnType<typeof build>>;
+  const inserted: Inserted =
+    batch.length <= PREPARED_BATCH_SIZES
+      ? ((await prepared(db, `insert_events_${batch.length}`, () => build(placeholdersOf(batch.length))).execute(paramsOf(batch))) as Inserted)
+      : await build(batch);
+  const deliveries = inserted.flatMap((event) =>
+    (event.endpoints ? event.endpoints.split(',') : []).map((endpointUuid) => ({
+      companyId: event.companyId,
+      // Made here so they are UUIDv7 like every other id.
+      uuid: newDeliveryUuid(),
+      endpointUuid,
+      eventUuid: event.uuid,
+      eventType: event.type,
+    })),
+  );
+  if (deliveries.length > 0) {
+    await db.insert(webhookDeliveries).values(deliveries);
+    rememberEndpoints(companyId, true);
+  }
+}
+
+/** Endpoint `endpoint` is live, enabled and subscribes to the type of event `event` (DECISIONS §9.2); both are aliases. */
+function subscribes(endpoint: string, event: string): SQL {
+  const [e, v] = [sql.raw(endpoint), sql.raw(event)];
+  return sql`${e}.company_id = ${v}.company_id and ${e}.deleted_at is null and ${e}.enabled
+    and (${v}.type = any(${e}.events) or '*' = any(${e}.events))`;
+}
+
+/**
+ * The events and their deliveries in one statement; answers how many deliveries it wrote. Delivery ids
+ * come from the service like every id: enough UUIDv7s for the most endpoints a company may have are sent
+ * along and taken in order. Should a company ever have more (two endpoint creates racing past the limit),
+ * the rest get random ids rather than no delivery.
+ */
+async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<number> {
+  const ids = Array.from({ length: batch.length * MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const statement = (rows: SQL, idsParam: unknown) => sql`with inserted as (
+      insert into ${events} (company_id, uuid, type, object_type, object_uuid, data) values ${rows}
+      returning company_id, uuid, type, seq
+    ), targets as (
+      select inserted.company_id, inserted.uuid, inserted.type, endpoint.uuid as endpoint_uuid,
+        row_number() over (order by inserted.seq, endpoint.uuid) as n
+      from inserted join webhook_endpoints endpoint on ${subscribes('endpoint', 'inserted')}
+    ), made as (
+      insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+      select company_id, coalesce((${idsParam}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+      returning 1
+    )
+    select count(*)::int as made from made`;
+  // Raw SQL: the json column's encoding is done here, as the query builder does it for the other path.
+  const values = batch.map((event) => ({ ...event, data: JSON.stringify(event.data) }));
+  const row = (event: EventValues) =>
+    sql`(${event.companyId}::uuid, ${event.uuid}::uuid, ${event.type}, ${event.objectType}, ${event.objectUuid}::uuid, ${event.data}::json)`;
+  const valuesList = (list: readonly EventValues[]) => sql.join(list.map(row), sql`, `);
+  let result: { made: number } | undefined;
+  if (batch.length <= PREPARED_BATCH_SIZES) {
+    [result] = await executePrepared<{ made: number }>(
+      db,
+      `insert_events_deliveries_${batch.length}`,
+      () => statement(valuesList(placeholdersOf(batch.length)), sql.placeholder('ids')),
+      { ...paramsOf(values), ids },
+    );
+  } else {
+    const built = await db.execute(statement(valuesList(values), sql.param(ids)));
+    [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
+  }
+  return result?.made ?? 0;
+}
