@@ -1,4 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  FastifySchema,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+  RouteShorthandOptionsWithHandler,
+} from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../db/client.js';
@@ -22,6 +31,25 @@ export interface CrudService<TItem, TRecord, TCreate, TUpdate, TListQuery, TCrea
 
 export const UuidParams = z.strictObject({ uuid: uuidString.describe('The record id.') });
 
+/**
+ * What a route with this schema receives as its request, typed by the zod type provider from the schema:
+ * the service below is typed with the same request parts, so the handlers hand them over as they come.
+ */
+type RequestOf<Schema extends FastifySchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, Schema, ZodTypeProvider>;
+type QueryOf<S extends z.ZodType> = RequestOf<{ querystring: S }>['query'];
+type BodyOf<S extends z.ZodType> = RequestOf<{ body: S }>['body'];
+
+/** A route's options and handler, for `app.get(path, ...)` and its siblings on a zod-typed instance. */
+type Route<Schema extends FastifySchema> = RouteShorthandOptionsWithHandler<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  RouteGenericInterface,
+  unknown,
+  Schema,
+  ZodTypeProvider
+>;
+
 export interface CrudRoutesOptions<
   TItem,
   TRecord,
@@ -30,8 +58,6 @@ export interface CrudRoutesOptions<
   TUpdate extends z.ZodType,
   TList extends z.ZodType,
 > {
-  /** Collection path under /api/v1, e.g. '/customers'. */
-  path: string;
   tag: string;
   /** Singular noun for messages and summaries, e.g. 'Customer'. */
   noun: string;
@@ -45,27 +71,28 @@ export interface CrudRoutesOptions<
   updateBody: TUpdate;
   listQuery: TList;
   /** Checked against the schemas above, which document its answers. */
-  service: CrudService<NoInfer<TItem>, NoInfer<TRecord>, z.infer<TCreate>, z.infer<TUpdate>, z.infer<TList>, NoInfer<TCreated>>;
+  service: CrudService<NoInfer<TItem>, NoInfer<TRecord>, BodyOf<TCreate>, BodyOf<TUpdate>, QueryOf<TList>, NoInfer<TCreated>>;
   descriptions?: Partial<Record<'list' | 'get' | 'create' | 'update' | 'remove', string>>;
   addon?: Addon;
 }
 
-/** Registers list, get, create, PUT/PATCH update and soft delete for one resource, the same way for all. */
-export function registerCrudRoutes<
+/**
+ * The list, get, create, PUT/PATCH update and soft delete routes of one resource, the same way for all.
+ * The module declares each route itself, its method, path and operationId written out:
+ * `app.get('/customers', crud.list('listCustomers'))`.
+ */
+export function crudRoutes<
   TItem,
   TRecord,
   TCreated extends TRecord,
   TCreate extends z.ZodType,
   TUpdate extends z.ZodType,
   TList extends z.ZodType,
->(parent: FastifyInstance, options: CrudRoutesOptions<TItem, TRecord, TCreated, TCreate, TUpdate, TList>): void {
-  const app = parent.withTypeProvider<ZodTypeProvider>();
-  const { path, tag, noun, plural, service, descriptions = {} } = options;
+>(app: FastifyInstance, options: CrudRoutesOptions<TItem, TRecord, TCreated, TCreate, TUpdate, TList>) {
+  const { tag, noun, plural, service, descriptions = {} } = options;
   const lowerNoun = noun.toLowerCase();
   // "an estimate", "an invoice", "a customer".
-  const aNoun = `${/^[aeiou]/.test(lowerNoun) ? 'an' : 'a'} ${lowerNoun}`;
-  const pascalPlural = plural.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());
-  const pascalNoun = noun.replace(/\s+(\w)/g, (_, char: string) => char.toUpperCase());
+  const aNoun = `${'aeiou'.includes(lowerNoun[0]) ? 'an' : 'a'} ${lowerNoun}`;
   const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
   // Get, create and update answer one record: they carry its ETag (src/plugins/etag.ts).
   const recordConfig = { ...config, etag: true };
@@ -79,108 +106,114 @@ export function registerCrudRoutes<
   const single = okSchema(record);
   const db = () => app.deps.database.db;
 
-  app.get(
-    path,
-    {
-      config,
-      schema: {
+  const update = (method: 'PUT' | 'PATCH', operationId: string) => {
+    const schema = {
+      tags: [tag],
+      operationId,
+      summary: `Update ${aNoun} (${method}; partial)`,
+      description: descriptions.update ?? 'Partial update: absent fields are unchanged, null clears a nullable field.',
+      security: SECURITY,
+      params: UuidParams,
+      body: options.updateBody,
+      response: { 200: single, ...errorResponses(404, 413) },
+    };
+    const route: Route<typeof schema> = {
+      config: recordConfig,
+      schema,
+      handler: async (request) => ok(await service.update(db(), actorOf(request), request.params.uuid, request.body)),
+    };
+    return route;
+  };
+
+  return {
+    /** GET of the collection: a page of list items, newest first. */
+    list(operationId: string) {
+      const schema = {
         tags: [tag],
-        operationId: `list${pascalPlural}`,
+        operationId,
         summary: `List ${plural}`,
         description: descriptions.list ?? `Newest first. Soft-deleted ${plural} only with include_deleted=true.`,
         security: SECURITY,
         querystring: options.listQuery,
         response: { 200: listSchema(plural, options.listItem), ...errorResponses() },
-      },
+      };
+      const route: Route<typeof schema> = {
+        config,
+        schema,
+        handler: async (request) => {
+          const page = await service.list(db(), request.principal.companyId, request.query);
+          return ok({ [plural]: page.items, pagination: page.pagination });
+        },
+      };
+      return route;
     },
-    async (request) => {
-      const page = await service.list(db(), request.principal.companyId, request.query as z.infer<TList>);
-      return ok({ [plural]: page.items, pagination: page.pagination });
-    },
-  );
 
-  app.get(
-    `${path}/:uuid`,
-    {
-      config: recordConfig,
-      schema: {
+    /** GET of one record. */
+    get(operationId: string) {
+      const schema = {
         tags: [tag],
-        operationId: `get${pascalNoun}`,
+        operationId,
         summary: `Get ${aNoun}`,
         description: descriptions.get ?? `A soft-deleted ${lowerNoun} is 404 unless include_deleted=true.`,
         security: SECURITY,
         params: UuidParams,
         querystring: GetQuery,
         response: { 200: single, ...errorResponses(404) },
-      },
+      };
+      const route: Route<typeof schema> = {
+        config: recordConfig,
+        schema,
+        handler: async (request) =>
+          ok(await service.get(db(), request.principal.companyId, request.params.uuid, request.query.include_deleted)),
+      };
+      return route;
     },
-    async (request) =>
-      ok(await service.get(db(), request.principal.companyId, request.params.uuid, request.query.include_deleted)),
-  );
 
-  app.post(
-    path,
-    {
-      config: createConfig,
-      schema: {
+    /** POST of the collection. */
+    create(operationId: string) {
+      const schema = {
         tags: [tag],
-        operationId: `create${pascalNoun}`,
+        operationId,
         summary: `Create ${aNoun}`,
         description: descriptions.create,
         security: SECURITY,
         body: options.createBody,
         response: { 200: createdRecord ? okSchema(createdRecord) : single, ...errorResponses(409, 413) },
-      },
+      };
+      const route: Route<typeof schema> = {
+        config: createConfig,
+        schema,
+        handler: async (request) => ok(await service.create(db(), actorOf(request), request.body)),
+      };
+      return route;
     },
-    async (request) => ok(await service.create(db(), actorOf(request), request.body as z.infer<TCreate>)),
-  );
 
-  for (const method of ['PUT', 'PATCH'] as const) {
-    app.route({
-      method,
-      url: `${path}/:uuid`,
-      config: recordConfig,
-      schema: {
-        tags: [tag],
-        operationId: `${method === 'PUT' ? 'update' : 'patch'}${pascalNoun}`,
-        summary: `Update ${aNoun} (${method}; partial)`,
-        description:
-          descriptions.update ?? 'Partial update: absent fields are unchanged, null clears a nullable field.',
-        security: SECURITY,
-        params: UuidParams,
-        body: options.updateBody,
-        response: { 200: single, ...errorResponses(404, 413) },
-      },
-      handler: async (request) =>
-        ok(
-          await service.update(
-            db(),
-            actorOf(request),
-            (request.params as z.infer<typeof UuidParams>).uuid,
-            request.body as z.infer<TUpdate>,
-          ),
-        ),
-    });
-  }
+    /** PUT of one record: a partial update, as PATCH. */
+    update: (operationId: string) => update('PUT', operationId),
 
-  app.delete(
-    `${path}/:uuid`,
-    {
-      config,
-      schema: {
+    /** PATCH of one record. */
+    patch: (operationId: string) => update('PATCH', operationId),
+
+    /** DELETE of one record: a soft delete. */
+    remove(operationId: string) {
+      const schema = {
         tags: [tag],
-        operationId: `delete${pascalNoun}`,
+        operationId,
         summary: `Delete ${aNoun} (soft)`,
         description: descriptions.remove ?? 'Sets deleted_at; the record stays and is listed only with include_deleted=true.',
         security: SECURITY,
         params: UuidParams,
         response: { 200: MessageSchema, ...errorResponses(404) },
-      },
+      };
+      const route: Route<typeof schema> = {
+        config,
+        schema,
+        handler: async (request) => {
+          await service.remove(db(), actorOf(request), request.params.uuid);
+          return ok({ message: `${noun} deleted successfully` });
+        },
+      };
+      return route;
     },
-    async (request) => {
-      await service.remove(db(), actorOf(request), request.params.uuid);
-      return ok({ message: `${noun} deleted successfully` });
-    },
-  );
+  };
 }
-

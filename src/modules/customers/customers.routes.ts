@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateCustomerBody,
   CustomerResponse,
@@ -8,9 +9,9 @@ import {
 } from './customers.schemas.js';
 import { customersService } from './customers.service.js';
 
-export const customerRoutes: FastifyPluginAsync = async (app) => {
-  registerCrudRoutes(app, {
-    path: '/customers',
+export const customerRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const crud = crudRoutes(app, {
     tag: 'Customers',
     noun: 'Customer',
     plural: 'customers',
@@ -25,4 +26,10 @@ export const customerRoutes: FastifyPluginAsync = async (app) => {
       create: 'Physical and billing address fields are accepted. primary_service_location_uuid must be a live location of the company.',
     },
   });
+  app.get('/customers', crud.list('listCustomers'));
+  app.get('/customers/:uuid', crud.get('getCustomer'));
+  app.post('/customers', crud.create('createCustomer'));
+  app.put('/customers/:uuid', crud.update('updateCustomer'));
+  app.patch('/customers/:uuid', crud.patch('patchCustomer'));
+  app.delete('/customers/:uuid', crud.remove('deleteCustomer'));
 };

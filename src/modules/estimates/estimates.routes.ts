@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import {
@@ -34,8 +34,7 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
     async (request) => ok(await previewEstimate(app.deps.database.db, request.principal.companyId, request.body)),
   );
 
-  registerCrudRoutes(app, {
-    path: '/estimates',
+  const crud = crudRoutes(app, {
     tag: 'Estimates',
     noun: 'Estimate',
     plural: 'estimates',
@@ -62,4 +61,10 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
         'Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.',
     },
   });
+  app.get('/estimates', crud.list('listEstimates'));
+  app.get('/estimates/:uuid', crud.get('getEstimate'));
+  app.post('/estimates', crud.create('createEstimate'));
+  app.put('/estimates/:uuid', crud.update('updateEstimate'));
+  app.patch('/estimates/:uuid', crud.patch('patchEstimate'));
+  app.delete('/estimates/:uuid', crud.remove('deleteEstimate'));
 };

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import { SECURITY } from '../../shared/openapi.js';
 import {
   CreateInvoiceBody,
@@ -40,8 +40,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
     async (request) => ok(await previewInvoice(app.deps.database.db, request.principal.companyId, request.body)),
   );
 
-  registerCrudRoutes(app, {
-    path: '/invoices',
+  const crud = crudRoutes(app, {
     tag: 'Invoices',
     noun: 'Invoice',
     plural: 'invoices',
@@ -57,4 +56,10 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
         'Creates an invoice for a job of the company and moves the job to Invoiced. The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).',
     },
   });
+  app.get('/invoices', crud.list('listInvoices'));
+  app.get('/invoices/:uuid', crud.get('getInvoice'));
+  app.post('/invoices', crud.create('createInvoice'));
+  app.put('/invoices/:uuid', crud.update('updateInvoice'));
+  app.patch('/invoices/:uuid', crud.patch('patchInvoice'));
+  app.delete('/invoices/:uuid', crud.remove('deleteInvoice'));
 };

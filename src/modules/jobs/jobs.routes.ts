@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import { JOB_STATUSES } from '../../db/schema/index.js';
 import { CreateJobBody, JobListItem, JobResponse, ListJobsQuery, UpdateJobBody } from './jobs.schemas.js';
 import { jobsService } from './jobs.service.js';
@@ -8,9 +9,9 @@ const STATUS_TIMESTAMPS =
   'The service sets started_at on the first move to (or create in) In Progress, completed_at on Complete, invoiced_at on ' +
   'Invoiced and paid_at when an invoice of the job becomes Paid; a timestamp already set is never re-stamped.';
 
-export const jobRoutes: FastifyPluginAsync = async (app) => {
-  registerCrudRoutes(app, {
-    path: '/jobs',
+export const jobRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const crud = crudRoutes(app, {
     tag: 'Jobs',
     noun: 'Job',
     plural: 'jobs',
@@ -33,4 +34,10 @@ export const jobRoutes: FastifyPluginAsync = async (app) => {
         `allowed values. ${STATUS_TIMESTAMPS}`,
     },
   });
+  app.get('/jobs', crud.list('listJobs'));
+  app.get('/jobs/:uuid', crud.get('getJob'));
+  app.post('/jobs', crud.create('createJob'));
+  app.put('/jobs/:uuid', crud.update('updateJob'));
+  app.patch('/jobs/:uuid', crud.patch('patchJob'));
+  app.delete('/jobs/:uuid', crud.remove('deleteJob'));
 };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateLocationBody,
   ListLocationsQuery,
@@ -8,9 +9,9 @@ import {
 } from './locations.schemas.js';
 import { locationsService } from './locations.service.js';
 
-export const locationRoutes: FastifyPluginAsync = async (app) => {
-  registerCrudRoutes(app, {
-    path: '/locations',
+export const locationRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const crud = crudRoutes(app, {
     tag: 'Locations',
     noun: 'Location',
     plural: 'locations',
@@ -25,4 +26,10 @@ export const locationRoutes: FastifyPluginAsync = async (app) => {
       remove: 'Soft delete. The primary location cannot be deleted (400 primary_location).',
     },
   });
+  app.get('/locations', crud.list('listLocations'));
+  app.get('/locations/:uuid', crud.get('getLocation'));
+  app.post('/locations', crud.create('createLocation'));
+  app.put('/locations/:uuid', crud.update('updateLocation'));
+  app.patch('/locations/:uuid', crud.patch('patchLocation'));
+  app.delete('/locations/:uuid', crud.remove('deleteLocation'));
 };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import {
   CreatePaymentBody,
   ListPaymentsQuery,
@@ -9,9 +10,9 @@ import {
 } from './payments.schemas.js';
 import { paymentsService } from './payments.service.js';
 
-export const paymentRoutes: FastifyPluginAsync = async (app) => {
-  registerCrudRoutes(app, {
-    path: '/payments',
+export const paymentRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const crud = crudRoutes(app, {
     tag: 'Payments',
     noun: 'Payment',
     plural: 'payments',
@@ -30,4 +31,10 @@ export const paymentRoutes: FastifyPluginAsync = async (app) => {
       remove: 'Soft delete; a deleted Completed payment stops counting toward the invoice.',
     },
   });
+  app.get('/payments', crud.list('listPayments'));
+  app.get('/payments/:uuid', crud.get('getPayment'));
+  app.post('/payments', crud.create('createPayment'));
+  app.put('/payments/:uuid', crud.update('updatePayment'));
+  app.patch('/payments/:uuid', crud.patch('patchPayment'));
+  app.delete('/payments/:uuid', crud.remove('deletePayment'));
 };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { registerCrudRoutes } from '../../shared/crud-routes.js';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { crudRoutes } from '../../shared/crud-routes.js';
 import {
   CreateTemplateBody,
   ListTemplatesQuery,
@@ -8,9 +9,9 @@ import {
 } from './templates.schemas.js';
 import { templatesService } from './templates.service.js';
 
-export const templateRoutes: FastifyPluginAsync = async (app) => {
-  registerCrudRoutes(app, {
-    path: '/templates',
+export const templateRoutes: FastifyPluginAsync = async (parent) => {
+  const app = parent.withTypeProvider<ZodTypeProvider>();
+  const crud = crudRoutes(app, {
     tag: 'Templates',
     noun: 'Template',
     plural: 'templates',
@@ -30,4 +31,10 @@ export const templateRoutes: FastifyPluginAsync = async (app) => {
         'so switching pricing_type needs the matching base_price or tiers to be present.',
     },
   });
+  app.get('/templates', crud.list('listTemplates'));
+  app.get('/templates/:uuid', crud.get('getTemplate'));
+  app.post('/templates', crud.create('createTemplate'));
+  app.put('/templates/:uuid', crud.update('updateTemplate'));
+  app.patch('/templates/:uuid', crud.patch('patchTemplate'));
+  app.delete('/templates/:uuid', crud.remove('deleteTemplate'));
 };

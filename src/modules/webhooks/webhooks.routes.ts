@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { registerCrudRoutes, UuidParams } from '../../shared/crud-routes.js';
+import { crudRoutes, UuidParams } from '../../shared/crud-routes.js';
 import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, ok, okSchema } from '../../shared/envelope.js';
 import { systemResolveHost } from './address-safety.js';
@@ -46,8 +46,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
   };
   const db = () => app.deps.database.db;
 
-  registerCrudRoutes(app, {
-    path: '/webhook_endpoints',
+  const crud = crudRoutes(app, {
     tag: TAG,
     noun: 'Webhook endpoint',
     plural: 'webhook_endpoints',
@@ -64,6 +63,12 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
       remove: 'Sets deleted_at; no further deliveries, and the pending ones end as failed.',
     },
   });
+  app.get('/webhook_endpoints', crud.list('listWebhookEndpoints'));
+  app.get('/webhook_endpoints/:uuid', crud.get('getWebhookEndpoint'));
+  app.post('/webhook_endpoints', crud.create('createWebhookEndpoint'));
+  app.put('/webhook_endpoints/:uuid', crud.update('updateWebhookEndpoint'));
+  app.patch('/webhook_endpoints/:uuid', crud.patch('patchWebhookEndpoint'));
+  app.delete('/webhook_endpoints/:uuid', crud.remove('deleteWebhookEndpoint'));
 
   app.get(
     '/webhook_endpoints/:uuid/deliveries',
