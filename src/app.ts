@@ -8,14 +8,13 @@ import './modules/webhooks/webhooks.schemas.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
 import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
-import { backgroundJobPlugin } from './plugins/background.js';
 import { databasePlugin } from './plugins/database.js';
 import { eventRetentionPlugin } from './plugins/event-retention.js';
+import { idempotencyPurgePlugin } from './plugins/idempotency-purge.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { usagePlugin } from './plugins/usage.js';
-import { KEY_LIFETIME_MS } from './modules/idempotency/idempotency.service.js';
-import { purgeAllBefore } from './modules/idempotency/idempotency.repository.js';
+import { deliveryWorkerPlugin } from './plugins/webhook-delivery.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { loggerOptions, requestLogPlugin } from './plugins/request-log.js';
 import { swaggerPlugin } from './plugins/swagger.js';
@@ -29,7 +28,6 @@ import { RECORDED_TYPES } from './modules/events/recorded-types.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
-import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
 
 export interface AppDeps {
   config: Config;
@@ -100,13 +98,14 @@ export async function buildApp(deps: AppDeps) {
   );
 
   /*
-   * Shutdown order, one sequence (app.close(), also on SIGTERM in server.ts):
-   *   1. the server stops accepting connections and in-flight requests finish (fastify, before any onClose);
-   *   2. onClose hooks run in REVERSE order of registration: background work registered below stops with its
-   *      last writes (usage meter's final flush, idempotency purge; webhook delivery and event retention
-   *      register here too, as plugins with an onClose hook);
-   *   3. the database plugin, registered first, closes the pool last.
-   * Background work must register after the database plugin and before the routes, never in server.ts.
+   * Background work registers here, each as a plugin of src/plugins/ that owns its start and stop: after the
+   * database plugin and before the routes, never in server.ts. Shutdown, one sequence (app.close(), also on
+   * SIGTERM in server.ts):
+   *   1. preClose: the webhook delivery worker stops claiming and lets its attempts in flight finish;
+   *   2. the server stops accepting connections and in-flight requests finish (fastify, before any onClose);
+   *   3. onClose hooks run in REVERSE order of registration: event retention, the idempotency purge and the
+   *      usage meter stop with their last writes (the meter's final flush);
+   *   4. the database plugin, registered first, closes the pool last.
    */
   await app.register(databasePlugin, { database, owns: deps.ownsDatabase ?? false });
   await app.register(lifecyclePlugin);
@@ -118,15 +117,9 @@ export async function buildApp(deps: AppDeps) {
     resolveHost: deps.resolveHost,
   });
   await app.register(usagePlugin, { meter: usage });
-  await app.register(backgroundJobPlugin, {
-    name: 'idempotency-purge',
-    intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS,
-    run: async () => {
-      await purgeAllBefore(database.db, new Date(Date.now() - KEY_LIFETIME_MS));
-    },
-    onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
-  });
+  await app.register(idempotencyPurgePlugin, { db: database.db, intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
+  await app.register(deliveryWorkerPlugin);
 
   // Change data: every write records its events through one recorder, handed the recorded types here.
   useRecordedTypes(RECORDED_TYPES);
@@ -152,6 +145,5 @@ export async function buildApp(deps: AppDeps) {
   await app.register(photoFileRoutes);
   await app.register(shareRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
-  await app.register(deliveryWorkerPlugin);
   return app;
 }

@@ -20,6 +20,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotencyKey?: string;
     idempotency?: IdempotencyState;
+    /**
+     * For a handler that streams its own body (a multipart upload): call once the body has been read and
+     * before anything is committed. True when the request was a retry and its first response has been
+     * sent; the handler then undoes what it staged and returns the reply.
+     */
+    settleStreamedIdempotency(reply: FastifyReply): Promise<boolean>;
   }
 }
 
@@ -52,12 +58,8 @@ async function begin(db: Db, request: FastifyRequest, reply: FastifyReply, state
   return false;
 }
 
-/**
- * For a handler that streams its own body (a multipart upload): call once the body has been read and
- * before anything is committed. Returns true when the request was a retry and its first response has
- * been sent; the handler then undoes what it staged and returns the reply.
- */
-export async function settleStreamedIdempotency(db: Db, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+/** request.settleStreamedIdempotency: the key of a streamed body, checked once the handler has read it. */
+async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const state = request.idempotency;
   if (!state || state.settled) return false;
   if (!state.ended && !request.raw.readableEnded) {
@@ -75,6 +77,10 @@ export async function settleStreamedIdempotency(db: Db, request: FastifyRequest,
  */
 export const idempotencyPlugin = fp<{ db: Db }>(
   async (app, { db }) => {
+    app.decorateRequest('settleStreamedIdempotency', function (this: FastifyRequest, reply: FastifyReply) {
+      return settleStreamed(db, this, reply);
+    });
+
     app.addHook('preParsing', async (request, _reply, payload) => {
       if (request.method !== 'POST') return payload;
       const key = keyOf(request);
@@ -99,7 +105,7 @@ export const idempotencyPlugin = fp<{ db: Db }>(
 
     app.addHook('preHandler', async (request, reply) => {
       const state = request.idempotency;
-      // A body the handler streams is fingerprinted once the handler has read it (settleStreamedIdempotency).
+      // A body the handler streams is fingerprinted once the handler has read it (request.settleStreamedIdempotency).
       if (!state || state.streamed) return;
       // Parsed bodies have been read whole by now; a POST without a body hashes as empty.
       if (await begin(db, request, reply, state)) return reply;

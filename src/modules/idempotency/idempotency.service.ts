@@ -28,7 +28,7 @@ export async function beginIdempotent(
   const deadline = Date.now() + WAIT_FOR_FIRST_MS;
   let claimable = true;
   for (;;) {
-    // Expired records are purged on a schedule (app.ts); an expired one met here is released below.
+    // Expired records are purged on a schedule (purgeExpiredKeys); an expired one met here is released below.
     if (claimable && (await repository.claimKey(db, companyId, key, fingerprint))) return { kind: 'execute' };
     const existing = await repository.findKey(db, companyId, key);
     // Gone (a failed first request released it): claim it now.
@@ -57,6 +57,11 @@ export async function beginIdempotent(
     }
     await sleep(POLL_MS);
   }
+}
+
+/** Deletes every record older than KEY_LIFETIME_MS; returns how many (src/plugins/idempotency-purge.ts runs it). */
+export function purgeExpiredKeys(db: Db, now = Date.now()): Promise<number> {
+  return repository.purgeAllBefore(db, new Date(now - KEY_LIFETIME_MS));
 }
 
 export async function finishIdempotent(db: Db, companyId: string, key: string, status: number, body: string) {

@@ -2,7 +2,6 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError } from '../../errors.js';
-import { settleStreamedIdempotency } from '../../plugins/idempotency.js';
 import { actorOf } from '../../auth/principal.js';
 import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
@@ -142,7 +141,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
           uploadTimeoutMs: env.UPLOAD_TIMEOUT_MS,
           links: links(request),
           // A retry is recognised by the bytes just read: its first answer is sent instead.
-          beforeCommit: () => settleStreamedIdempotency(db(), request, reply),
+          beforeCommit: () => request.settleStreamedIdempotency(reply),
           onDeadline: () => reply.header('connection', 'close'),
         },
       );

@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin';
-import { systemResolveHost } from './address-safety.js';
-import { DeliveryWorker } from './delivery-worker.js';
+import { systemResolveHost } from '../modules/webhooks/address-safety.js';
+import { DeliveryWorker } from '../modules/webhooks/delivery-worker.js';
 
 /**
  * Runs the webhook delivery worker with the app (WEBHOOK_WORKER_ENABLED): it starts once the app is ready
- * and stops before the app closes anything, so the database is still open while attempts finish.
+ * and stops before the app closes anything (preClose), so the database is still open while attempts finish.
  */
 export const deliveryWorkerPlugin = fp(
   async (app) => {
@@ -19,5 +19,5 @@ export const deliveryWorkerPlugin = fp(
     app.addHook('onReady', async () => worker.start());
     app.addHook('preClose', async () => worker.stop());
   },
-  { name: 'webhook-delivery-worker' },
+  { name: 'webhook-delivery-worker', dependencies: ['database'] },
 );
