@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { parseEntityTags, type EntityTags } from '../shared/etag.js';
 
 /** Who calls and what they may do: the types every layer shares (the auth plugin fills them in). */
 
@@ -16,17 +15,18 @@ export interface Principal {
 }
 
 /**
- * Who performs a write: the key's company and user, and the request's If-Match condition (checked by the
- * write path under the record's row lock; absent means unconditional).
+ * Who performs a write: the key's company and user, and the request's If-Match header as sent (checked by
+ * the write path under the record's row lock with assertIfMatch, src/shared/etag.ts; absent means
+ * unconditional).
  */
 export interface Actor {
   companyId: string;
   userId: string;
-  ifMatch?: EntityTags;
+  ifMatch?: string | string[];
 }
 
 /** The actor of a request: its principal plus the If-Match header of a conditional write. */
 export function actorOf(request: FastifyRequest): Actor {
   const { companyId, userId } = request.principal;
-  return { companyId, userId, ifMatch: parseEntityTags(request.headers['if-match']) };
+  return { companyId, userId, ifMatch: request.headers['if-match'] };
 }

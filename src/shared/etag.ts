@@ -51,9 +51,11 @@ export function ifNoneMatchMatches(ifNoneMatch: EntityTags | undefined, currentE
   return ifNoneMatch.some((tag) => tag.replace(/^W\//, '') === currentEtag);
 }
 
-/** Throws 412 precondition_failed when If-Match names none of the record's current ETags. */
-export function assertIfMatch(ifMatch: EntityTags | undefined, current: unknown): void {
-  if (!ifMatchAllows(ifMatch, etagOf(current))) {
+/** Throws 412 precondition_failed when the If-Match header names none of the record's current ETags. */
+export function assertIfMatch(ifMatchHeader: string | string[] | undefined, current: unknown): void {
+  const ifMatch = parseEntityTags(ifMatchHeader);
+  // Without the header the write is unconditional: the record's ETag is not computed.
+  if (ifMatch !== undefined && !ifMatchAllows(ifMatch, etagOf(current))) {
     throw new AppError('precondition_failed', "If-Match does not match the record's current ETag; nothing was changed.");
   }
 }
