@@ -2,19 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/modules/admin/provisioning.service.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeKey } from './helpers/factories.js';
+import { expectError } from './helpers/conventions.js';
 
 // TTL 0: a revoked key or a changed company setting is seen by the very next request.
 const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 
 const UNKNOWN_KEY = `fsc_live_${'A'.repeat(43)}`;
-
-function expectError(response: { status: number; body: any }, status: number, code: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code } });
-  expect(typeof response.body.error.message).toBe('string');
-  expect(response.body.error.message.length).toBeGreaterThan(0);
-  expect(Object.keys(response.body).sort()).toEqual(['error', 'success']);
-}
 
 async function get(url: string, options: { headers?: Record<string, string>; remoteAddress?: string } = {}) {
   const response = await ctx.app.inject({ method: 'GET', url, headers: options.headers, remoteAddress: options.remoteAddress });

@@ -3,14 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { companies, users } from '../src/db/schema/index.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeKey, makeUser } from './helpers/factories.js';
+import { expectError } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
-
-function expectError(response: { status: number; body: any }, status: number, code: string, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
-  if (field) expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
 
 describe('GET /api/v1/companies/me', () => {
   it('returns exactly the company fields of the key, nothing else', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer, makeLocation, validCustomer } from './helpers/factories.js';
+import { expectError, expectSoftDeleted } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
 
@@ -33,12 +34,6 @@ const CUSTOMER_FIELDS = [
 ];
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectError(response: { status: number; body: any }, status: number, code: string, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
-  if (field) expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
 
 const post = (key: string, body: unknown) => call(ctx.app, 'POST', '/api/v1/customers', { key, body });
 const get = (key: string, uuid: string, query = '') => call(ctx.app, 'GET', `/api/v1/customers/${uuid}${query}`, { key });
@@ -429,15 +424,8 @@ describe('DELETE /api/v1/customers/{uuid}', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ success: true, data: { message: expect.any(String) } });
 
-    expectError(await get(key, customer.uuid), 404, 'not_found');
-    expectError(await call(ctx.app, 'PUT', `/api/v1/customers/${customer.uuid}`, { key, body: { notes: 'x' } }), 404, 'not_found');
-    expectError(await call(ctx.app, 'PATCH', `/api/v1/customers/${customer.uuid}`, { key, body: { notes: 'x' } }), 404, 'not_found');
-    expectError(await call(ctx.app, 'DELETE', `/api/v1/customers/${customer.uuid}`, { key }), 404, 'not_found');
-
-    const read = await get(key, customer.uuid, '?include_deleted=true');
-    expect(read.status).toBe(200);
+    const read = await expectSoftDeleted(ctx.app, key, `/api/v1/customers/${customer.uuid}`);
     expect(read.body.data).toEqual({ ...customer, deleted_at: read.body.data.deleted_at, updated_at: read.body.data.updated_at });
-    expect(read.body.data.deleted_at).toMatch(ISO_UTC);
   });
 });
 

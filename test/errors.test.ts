@@ -2,14 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer, makeLocation, validCustomer, validLocation } from './helpers/factories.js';
 import { seedAll } from './helpers/seed-all.js';
+import { expectError } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
-
-function expectError(response: { status: number; body: any }, status: number, code: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
-  expect(Object.keys(response.body).sort()).toEqual(['error', 'success']);
-}
 
 function fields(response: { body: any }): string[] {
   return (response.body.error.details ?? []).map((detail: { field: string }) => detail.field);

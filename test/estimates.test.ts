@@ -4,6 +4,7 @@ import { estimates } from '../src/db/schema/index.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { flatTemplate, insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { makeCompany, makeCustomer, makeLocation, type TestCompany } from './helpers/factories.js';
+import { expectSoftDeleted, expectValidationError } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
 
@@ -12,15 +13,7 @@ const MISSING_UUID = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';
 const post = (key: string, path: string, body: unknown) => call(ctx.app, 'POST', `/api/v1${path}`, { key, body });
 const put = (key: string, uuid: string, body: unknown) => call(ctx.app, 'PUT', `/api/v1/estimates/${uuid}`, { key, body });
 const get = (key: string, path: string) => call(ctx.app, 'GET', `/api/v1${path}`, { key });
-const fieldsOf = (body: any): string[] => (body.error.details ?? []).map((detail: { field: string }) => detail.field);
 const uuidsOf = (list: Array<{ uuid: string }>) => list.map((item) => item.uuid);
-
-function expectValidationError(response: { status: number; body: any }, field: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(400);
-  expect(response.body.success).toBe(false);
-  expect(response.body.error.code).toBe('validation_error');
-  expect(fieldsOf(response.body)).toContain(field);
-}
 
 /** A company with a customer and one template; every test starts from its own. */
 async function companyWith(template: Record<string, unknown> = flatTemplate()) {
@@ -591,14 +584,7 @@ describe('DELETE /estimates/{uuid}', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ success: true, data: { message: 'Estimate deleted successfully' } });
 
-    for (const [method, body] of [['GET', undefined], ['PUT', { status: 'Accepted' }], ['DELETE', undefined]] as const) {
-      const response = await call(ctx.app, method, `/api/v1/estimates/${estimate.uuid}`, { key, body });
-      expect(response.status, method).toBe(404);
-      expect(response.body.error.code).toBe('not_found');
-    }
-    const withDeleted = await get(key, `/estimates/${estimate.uuid}?include_deleted=true`);
-    expect(withDeleted.status).toBe(200);
-    expect(withDeleted.body.data.deleted_at).toEqual(expect.any(String));
+    const withDeleted = await expectSoftDeleted(ctx.app, key, `/api/v1/estimates/${estimate.uuid}`, { status: 'Accepted' });
     expect(withDeleted.body.data.status).toBe('Pending');
 
     const list = await get(key, '/estimates');

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
+import { expectEnvelope } from './helpers/conventions.js';
 import { makeCompany, makeCustomer, makeLocation } from './helpers/factories.js';
 
 /**
@@ -76,18 +77,6 @@ const query = fc.dictionary(
 function fillPath(path: string, values: string[]): string {
   let index = 0;
   return path.replace(/\{[^}]+\}/g, () => encodeURIComponent(values[index++ % values.length]));
-}
-
-function expectEnvelope(status: number, payload: any, label: string) {
-  expect(status, label).toBeLessThan(500);
-  expect(payload, label).toBeTypeOf('object');
-  if (status === 200) {
-    expect(payload.success, label).toBe(true);
-  } else {
-    expect(payload.success, label).toBe(false);
-    expect(typeof payload.error?.code, label).toBe('string');
-    expect(typeof payload.error?.message, label).toBe('string');
-  }
 }
 
 describe('fuzzing every endpoint', () => {

@@ -14,7 +14,7 @@ import {
   softDeleteJob,
   type BillingSetup,
 } from './helpers/billing-factories.js';
-import { expectSoftDeleted } from './helpers/conventions.js';
+import { expectSoftDeleted, expectTransitionRefused, expectValidationError } from './helpers/conventions.js';
 import { makeCompany, makeCustomer, makeLocation } from './helpers/factories.js';
 
 const ctx = await buildTestApp();
@@ -28,18 +28,6 @@ const api = (s: BillingSetup, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE
 /** Today in a timezone, computed independently of the service. */
 const todayIn = (timeZone: string) =>
   new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
-
-function expectValidationError(response: { status: number; body: any }, field: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(400);
-  expect(response.body.success).toBe(false);
-  expect(response.body.error.code).toBe('validation_error');
-  expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
-
-function expectTransitionRefused(response: { status: number; body: any }) {
-  expect(response.status, JSON.stringify(response.body)).toBe(400);
-  expect(response.body.error.code).toBe('invalid_status_transition');
-}
 
 function amounts(record: Record<string, unknown>) {
   const { subtotal, tax_amount, discount_amount, total_amount, balance_amount } = record;

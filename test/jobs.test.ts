@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer, makeLocation, makeUser } from './helpers/factories.js';
 import { makeJob } from './helpers/jobs-factories.js';
+import { expectSoftDeleted } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
 const api = (path: string) => `/api/v1${path}`;
@@ -249,19 +250,11 @@ describe('DELETE /jobs/{uuid}', () => {
     const deleted = await call(ctx.app, 'DELETE', api(`/jobs/${job.uuid}`), { key });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ success: true, data: { message: 'Job deleted successfully' } });
-    const get = await call(ctx.app, 'GET', api(`/jobs/${job.uuid}`), { key });
-    expect(get.status).toBe(404);
-    expect(get.body.error.code).toBe('not_found');
-    const withDeleted = await call(ctx.app, 'GET', api(`/jobs/${job.uuid}?include_deleted=true`), { key });
-    expect(withDeleted.status).toBe(200);
-    expect(withDeleted.body.data.deleted_at).toMatch(/Z$/);
+    await expectSoftDeleted(ctx.app, key, api(`/jobs/${job.uuid}`), { title: 'x' });
     const list = await call(ctx.app, 'GET', api('/jobs'), { key });
     expect(list.body.data).toEqual({ jobs: [], pagination: { page: 1, limit: 50, total: 0, total_pages: 0 } });
     const listAll = await call(ctx.app, 'GET', api('/jobs?include_deleted=true'), { key });
     expect(listAll.body.data.jobs.map((item: { uuid: string }) => item.uuid)).toEqual([job.uuid]);
-    const again = await call(ctx.app, 'DELETE', api(`/jobs/${job.uuid}`), { key });
-    expect(again.status).toBe(404);
-    expect(again.body.error.code).toBe('not_found');
   });
 });
 

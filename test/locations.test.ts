@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeLocation, validLocation } from './helpers/factories.js';
+import { expectError, expectSoftDeleted } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
 
@@ -28,12 +29,6 @@ const LOCATION_FIELDS = [
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-function expectError(response: { status: number; body: any }, status: number, code: string, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
-  if (field) expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
 
 const post = (key: string, body: unknown) => call(ctx.app, 'POST', '/api/v1/locations', { key, body });
 const get = (key: string, uuid: string, query = '') => call(ctx.app, 'GET', `/api/v1/locations/${uuid}${query}`, { key });
@@ -394,17 +389,10 @@ describe('DELETE /api/v1/locations/{uuid}', () => {
     expect(deleted.body).toEqual({ success: true, data: { message: expect.any(String) } });
     expect(deleted.body.data.message.length).toBeGreaterThan(0);
 
-    expectError(await get(key, location.uuid), 404, 'not_found');
     expectError(await get(key, location.uuid, '?include_deleted=false'), 404, 'not_found');
-    expectError(await call(ctx.app, 'PUT', `/api/v1/locations/${location.uuid}`, { key, body: { name: 'x' } }), 404, 'not_found');
-    expectError(await call(ctx.app, 'PATCH', `/api/v1/locations/${location.uuid}`, { key, body: { name: 'x' } }), 404, 'not_found');
-    expectError(await call(ctx.app, 'DELETE', `/api/v1/locations/${location.uuid}`, { key }), 404, 'not_found');
-
-    const withDeleted = await get(key, location.uuid, '?include_deleted=true');
-    expect(withDeleted.status).toBe(200);
+    const withDeleted = await expectSoftDeleted(ctx.app, key, `/api/v1/locations/${location.uuid}`, { name: 'x' });
     expect(withDeleted.body.data.uuid).toBe(location.uuid);
     expect(withDeleted.body.data.name).toBe(location.name);
-    expect(withDeleted.body.data.deleted_at).toMatch(ISO_UTC);
 
     const live = await list(key);
     expect(live.body.data.locations.map((l: { uuid: string }) => l.uuid)).toEqual([keep.uuid]);

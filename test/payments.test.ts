@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { payments } from '../src/db/schema/index.js';
-import { expectSoftDeleted } from './helpers/conventions.js';
+import { expectSoftDeleted, expectTransitionRefused, expectValidationError } from './helpers/conventions.js';
 import { buildTestApp, call } from './helpers/app.js';
 import {
   countRowsOf,
@@ -18,19 +18,6 @@ const ctx = await buildTestApp();
 const setup = () => makeBillingSetup(ctx.app, ctx.database);
 const api = (s: BillingSetup, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) =>
   call(ctx.app, method, `/api/v1${path}`, { key: s.company.key, body });
-
-function expectValidationError(response: { status: number; body: any }, field: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(400);
-  expect(response.body.success).toBe(false);
-  expect(response.body.error.code).toBe('validation_error');
-  expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
-
-function expectTransitionRefused(response: { status: number; body: any }) {
-  expect(response.status, JSON.stringify(response.body)).toBe(400);
-  expect(response.body.success).toBe(false);
-  expect(response.body.error.code).toBe('invalid_status_transition');
-}
 
 async function invoiceState(s: BillingSetup, invoiceUuid: string) {
   const response = await api(s, 'GET', `/invoices/${invoiceUuid}?include_deleted=true`);

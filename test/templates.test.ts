@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { flatTemplate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { makeCompany } from './helpers/factories.js';
+import { expectSoftDeleted } from './helpers/conventions.js';
 
 const ctx = await buildTestApp();
 
@@ -203,21 +204,12 @@ describe('DELETE /templates/{uuid}', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body.data.message).toBe('Template deleted successfully');
 
-    const get = await call(ctx.app, 'GET', `/api/v1/templates/${template.uuid}`, { key: company.key });
-    expect(get.status).toBe(404);
-    expect(get.body.error.code).toBe('not_found');
-
-    const withDeleted = await call(ctx.app, 'GET', `/api/v1/templates/${template.uuid}?include_deleted=true`, { key: company.key });
-    expect(withDeleted.status).toBe(200);
-    expect(withDeleted.body.data.deleted_at).toEqual(expect.any(String));
+    await expectSoftDeleted(ctx.app, company.key, `/api/v1/templates/${template.uuid}`, { name: 'x' });
 
     const list = await call(ctx.app, 'GET', '/api/v1/templates', { key: company.key });
     expect(list.body.data.pagination.total).toBe(0);
     const listDeleted = await call(ctx.app, 'GET', '/api/v1/templates?include_deleted=true', { key: company.key });
     expect(listDeleted.body.data.templates.map((t: { uuid: string }) => t.uuid)).toEqual([template.uuid]);
-
-    const again = await call(ctx.app, 'DELETE', `/api/v1/templates/${template.uuid}`, { key: company.key });
-    expect(again.status).toBe(404);
   });
 });
 

@@ -3,16 +3,12 @@ import { buildApp } from '../src/app.js';
 import { setCompany } from '../src/modules/admin/provisioning.service.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeKey } from './helpers/factories.js';
+import { expectError } from './helpers/conventions.js';
 
 const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 
 function nextMonthStart(now = new Date()): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
-}
-
-function expectError(response: { status: number; body: any }, status: number, code: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
 }
 
 const me = '/api/v1/companies/me';

@@ -8,6 +8,7 @@ import { fakeResolver, recordEvent } from './helpers/webhooks.js';
 import { insertEventsWithDeliveries } from '../src/modules/changes/changes.repository.js';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from 'drizzle-orm';
+import { expectError } from './helpers/conventions.js';
 
 const resolveHost = fakeResolver({
   'hooks.example.com': ['93.184.215.14'],
@@ -46,12 +47,6 @@ const deliveries = (key: string, uuid: string, query = '') =>
   call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${uuid}/deliveries${query}`, { key });
 const retry = (key: string, uuid: string, deliveryUuid: string) =>
   call(ctx.app, 'POST', `/api/v1/webhook_endpoints/${uuid}/deliveries/${deliveryUuid}/retry`, { key });
-
-function expectError(response: { status: number; body: any }, status: number, code: string, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
-  if (field) expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
-}
 
 async function createEndpoint(key: string, overrides: Record<string, unknown> = {}) {
   const response = await post(key, valid(overrides));
