@@ -3,6 +3,7 @@
  * in front of PostgreSQL, rate limits in Redis, all on loopback ports (scripts/local-cluster.ts). Skipped
  * only outside CI on a machine without haproxy and pgbouncer; in CI (CI=true) it always runs.
  */
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
@@ -47,6 +48,14 @@ async function send(base: string, method: string, path: string, key: string, bod
 function expectOk(answer: Answer, status = 200) {
   expect(answer.status, JSON.stringify(answer.body)).toBe(status);
   return answer.body.data;
+}
+
+/** An error answer in the envelope with its request id (the body names it too once the envelope carries it). */
+function expectErrorEnvelope(answer: Answer, code: string) {
+  expect(answer.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
+  const requestId = answer.headers?.get('x-request-id');
+  expect(requestId).toMatch(/^[\w.:-]{1,128}$/);
+  if (answer.body.error.request_id !== undefined) expect(answer.body.error.request_id).toBe(requestId);
 }
 
 /** Keys of one company, used in turn so the per-key rate limit stays out of the way of a test's volume. */
@@ -220,6 +229,54 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
     }
   });
 
+  it('keeps the instances in the pool through a database outage, every answer their own envelope, and serves again within 0.5 s', async () => {
+    const company = await makeCompany(database);
+    const nextKey = await keysOf(database, company, 24);
+    const answers: Array<Answer & { at: number }> = [];
+    let polling = true;
+    const poller = async () => {
+      while (polling) {
+        const answer = await send(cluster.url, 'GET', '/customers?limit=1', nextKey());
+        answers.push({ ...answer, at: performance.now() });
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+    };
+    const pollers = Promise.all(Array.from({ length: 4 }, poller));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const killedAt = performance.now();
+    await cluster.pgbouncer.kill('SIGKILL');
+    // Longer than three failed checks a second: every instance fails /readyz.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    await cluster.pgbouncer.start();
+    const backAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    polling = false;
+    await pollers;
+
+    const during = answers.filter((answer) => answer.at > killedAt + 100 && answer.at < backAt);
+    expect(during.length).toBeGreaterThan(50);
+    for (const answer of [...during, ...answers.filter((answer) => answer.at >= backAt)]) {
+      if (answer.status === 200) continue;
+      // The instance's own answer (HAProxy names it), in the envelope, with its request id.
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.servedBy).toMatch(/^api\d$/);
+      expectErrorEnvelope(answer, 'service_unavailable');
+    }
+    const spread = new Set(during.slice(-12).map((answer) => answer.servedBy));
+    expect(spread.size).toBe(3);
+    const firstOk = answers.find((answer) => answer.at > backAt && answer.status === 200);
+    expect(firstOk).toBeDefined();
+    expect(firstOk!.at - backAt).toBeLessThan(500);
+    expect(answers.filter((answer) => answer.at > backAt + 500).every((answer) => answer.status === 200)).toBe(true);
+  }, 20_000);
+
+  it('passes a URL too long for an instance to it, which answers 400 in the envelope', async () => {
+    const company = await makeCompany(database);
+    const answer = await send(cluster.url, 'GET', `/customers?search=${'a'.repeat(20_000)}`, company.key);
+    expect(answer.status).toBe(400);
+    expectErrorEnvelope(answer, 'validation_error');
+  });
+
   it('loses no acknowledged write when an instance is SIGKILLed under load, and routes around it', async () => {
     const company = await makeCompany(database);
     const workers = 12;
@@ -282,4 +339,41 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
       expect(answer.servedBy).not.toBe(victim.name);
     }
   }, 45_000);
+  it('drains an instance that shuts down (SIGTERM) under load: it leaves the pool and no request gets an error', async () => {
+    const company = await makeCompany(database);
+    const workers = 8;
+    const nextKey = await keysOf(database, company, workers);
+    const victim = cluster.instances[2];
+    const statuses: number[] = [];
+    const servedAfter = new Set<string>();
+    let signalledAt: number | null = null;
+    let running = true;
+    const worker = async (index: number) => {
+      const key = nextKey();
+      for (let i = 0; running; i++) {
+        const sentAt = performance.now();
+        const answer = await send(cluster.url, 'POST', '/customers', key, { first_name: `D${index}`, last_name: `Drain ${i}` });
+        statuses.push(answer.status);
+        if (signalledAt !== null && sentAt > signalledAt + 100 && answer.servedBy) servedAfter.add(answer.servedBy);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      }
+    };
+    const load = Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const exited = once(victim.child, 'exit');
+    signalledAt = performance.now();
+    victim.child.kill('SIGTERM');
+    const [code] = await exited;
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    running = false;
+    await load;
+
+    expect(code).toBe(0);
+    expect(servedAfter.has(victim.name)).toBe(false);
+    // No 5xx, no error from the balancer. A request sent on a keep-alive connection at the very moment the
+    // instance closes it is cut (status 0): the client retries it (with its Idempotency-Key for a POST).
+    expect(statuses.filter((status) => status !== 200 && status !== 0)).toEqual([]);
+    expect(statuses.filter((status) => status === 0).length).toBeLessThanOrEqual(2);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(workers * 5);
+  }, 30_000);
 });
