@@ -5,16 +5,12 @@
  */
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
+import type { Cluster } from '../scripts/local-cluster.js';
 import type { Database } from '../src/db/client.js';
 import { insertJob } from './helpers/billing-factories.js';
-import { createTestDatabase } from './helpers/app.js';
 import { makeCompany, makeKey, type TestCompany } from './helpers/factories.js';
+import { clusterRunnable, startTestCluster, type TestCluster } from './helpers/test-cluster.js';
 
-const inCi = ['true', '1'].includes(String(process.env.CI).toLowerCase());
-const runnable = inCi || (missingPrograms().length === 0 && inject('databaseServerUrl') !== '');
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const RATE_LIMIT = 60;
 
 interface Answer {
@@ -66,29 +62,18 @@ async function keysOf(database: Database, company: TestCompany, count: number) {
   return () => keys[next++ % keys.length];
 }
 
-describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction mode), Redis', () => {
+describe.runIf(clusterRunnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction mode), Redis', () => {
+  let running: TestCluster;
   let cluster: Cluster;
   let database: Database;
-  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    if (inCi && inject('databaseServerUrl') === '') throw new Error('the cluster test needs PostgreSQL (DATABASE_URL) in CI');
-    const created = await createTestDatabase();
-    database = created.database;
-    drop = created.drop;
-    cluster = await startCluster({
-      databaseUrl: created.url!,
-      instances: 3,
-      redisUrl: REDIS_URL,
-      instancePoolSize: 8,
-      env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), NODE_ENV: 'production' },
-    });
+    running = await startTestCluster({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT) });
+    ({ cluster, database } = running);
   }, 120_000);
 
   afterAll(async () => {
-    await cluster?.stop();
-    await database?.close();
-    await drop?.();
+    await running?.stop();
   }, 60_000);
 
   it('serves the main flows through the balancer, spread over every instance', async () => {

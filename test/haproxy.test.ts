@@ -14,8 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findProgram, freePort, haproxyConfig } from '../scripts/local-cluster.js';
+import { inCi } from './helpers/test-cluster.js';
 
-const inCi = ['true', '1'].includes(String(process.env.CI).toLowerCase());
 const haproxyBinary = findProgram('haproxy');
 if (!haproxyBinary && !inCi) process.stdout.write('test/haproxy.test.ts skipped: haproxy is not installed (apt-get install haproxy)\n');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
