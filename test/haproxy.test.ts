@@ -222,10 +222,11 @@ describe.runIf(haproxyBinary || inCi)('HAProxy (deploy/haproxy.cfg) in front of 
     const first = await get(base);
     expect(first.status).toBe(200);
     expect(Date.now() - back).toBeLessThan(500);
-    // And the ready pool fills again within half a second.
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    const after = await Promise.all(Array.from({ length: 6 }, () => get(base)));
-    expect(new Set(after.map((answer) => answer.headers['x-instance'])).size).toBe(3);
+    // And the ready pool fills again: each instance is checked every 250 ms and is back after two checks.
+    await waitFor(async () => {
+      const after = await Promise.all(Array.from({ length: 6 }, () => get(base)));
+      return new Set(after.map((answer) => answer.headers['x-instance'])).size === 3;
+    }, 1_500);
   });
 
   it('leaves out an instance that is not ready while the others are', async () => {
