@@ -1,6 +1,6 @@
 /**
- * A local scale-out deployment on loopback ports: N API processes behind HAProxy (round robin, health
- * checks on /readyz), PgBouncer in transaction pooling mode between them and PostgreSQL, and the
+ * A local scale-out deployment on loopback ports: N API processes behind HAProxy (deploy/haproxy.cfg, with
+ * this cluster's ports), PgBouncer in transaction pooling mode between them and PostgreSQL, and the
  * rate-limit counters in Redis when a REDIS_URL is given. Used by `npm run cluster`, the cluster test and
  * the bench. Configuration files live in a temporary directory removed on stop.
  */
@@ -82,11 +82,20 @@ export interface ClusterInstance {
   exited: boolean;
 }
 
+export interface ClusterDaemon {
+  /** Sends the signal (default SIGKILL) and resolves once the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again; resolves once it serves. */
+  start(): Promise<void>;
+}
+
 export interface Cluster {
   /** HAProxy's URL: what clients use. */
   url: string;
   /** PgBouncer's URL for the same database. */
   pgbouncerUrl: string;
+  /** The pooler, to be killed and started again on the same port (the fault test). */
+  pgbouncer: ClusterDaemon;
   instances: ClusterInstance[];
   dir: string;
   stop(): Promise<void>;
@@ -136,40 +145,34 @@ function pgbouncerConfig(direct: URL, port: number, poolSize: number, statementT
   ].join('\n');
 }
 
-function haproxyConfig(port: number, instances: Array<{ name: string; port: number }>): string {
-  return [
-    'global',
-    '  maxconn 4000',
-    // One thread: on a small machine shared with the instances and PostgreSQL, a second thread only
-    // contends with them (W2 through the cluster about 5 % faster in bench runs).
-    '  nbthread 1',
-    '',
-    'defaults',
-    '  mode http',
-    '  timeout connect 2s',
-    '  timeout client 60s',
-    '  timeout server 60s',
-    '  timeout http-keep-alive 30s',
-    '  timeout check 3s',
-    // A connection refused by a dead instance is retried on another one.
-    '  retries 3',
-    '  option redispatch 1',
-    '',
-    'frontend api',
-    `  bind 127.0.0.1:${port}`,
-    '  option forwardfor',
-    '  default_backend instances',
-    '',
-    'backend instances',
-    '  balance roundrobin',
-    '  option httpchk GET /readyz',
-    '  http-check expect status 200',
-    // Which instance answered, so the cluster test can see the spread.
-    '  http-response set-header x-served-by %s',
-    '  default-server inter 1s fall 3 rise 2',
-    ...instances.map((instance) => `  server ${instance.name} 127.0.0.1:${instance.port} check`),
-    '',
-  ].join('\n');
+/**
+ * deploy/haproxy.cfg, the one balancer configuration, with this cluster's listening address and instances: each
+ * backend's first `server` line is the pattern of its servers. Each backend also names the instance that
+ * answered (x-served-by), so the cluster test can see the spread.
+ */
+export function haproxyConfig(port: number, instances: Array<{ name: string; port: number }>): string {
+  const lines = readFileSync(path.join(ROOT, 'deploy', 'haproxy.cfg'), 'utf8').split('\n');
+  const out: string[] = [];
+  let binds = 0;
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index];
+    const server = /^(\s*)server\s+\S+\s+\S+(.*)$/.exec(line);
+    if (server) {
+      const [, indent, options] = server;
+      for (const instance of instances) out.push(`${indent}server ${instance.name} 127.0.0.1:${instance.port}${options}`);
+      while (index + 1 < lines.length && /^\s*server\s/.test(lines[index + 1])) index++;
+      continue;
+    }
+    if (/^\s*bind\s/.test(line)) {
+      out.push(`  bind 127.0.0.1:${port}`);
+      binds++;
+      continue;
+    }
+    out.push(line);
+    if (/^\s*balance\s/.test(line)) out.push('  http-response set-header x-served-by %s');
+  }
+  if (binds !== 1) throw new Error(`deploy/haproxy.cfg: expected one bind line, found ${binds}`);
+  return out.join('\n');
 }
 
 function pipeOutput(child: ChildProcess, name: string, options: { output: 'inherit' | 'files'; file: string }) {
@@ -200,14 +203,14 @@ function tail(file: string, lines = 20): string {
   }
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, failed: () => string | null, timeoutMs = 60_000) {
+async function waitFor(what: string, check: () => Promise<boolean>, failed: () => string | null, timeoutMs = 60_000, everyMs = 100) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const failure = failed();
     if (failure) throw new Error(`${what} failed to start:\n${failure}`);
     if (await check().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`${what} was not ready within ${timeoutMs / 1000} s`);
-    await sleep(100);
+    await sleep(everyMs);
   }
 }
 
@@ -258,24 +261,45 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     writeFileSync(pgbouncerIni, pgbouncerConfig(direct, pgbouncerPort, options.pgbouncerPoolSize ?? 20, statementTimeoutMs));
     chmodSync(pgbouncerIni, 0o644);
     const runAsRoot = process.getuid?.() === 0;
-    const pgbouncer = spawn(findProgram('pgbouncer')!, [...(runAsRoot ? ['-u', 'nobody'] : []), pgbouncerIni], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(pgbouncer);
     const pgbouncerLog = path.join(dir, 'pgbouncer.log');
-    pipeOutput(pgbouncer, 'pgbouncer', { output, file: pgbouncerLog });
     const pgbouncerUrl = withPort(options.databaseUrl, pgbouncerPort);
-    await waitFor(
-      'PgBouncer',
-      async () => {
-        const client = new pg.Client({ connectionString: pgbouncerUrl });
-        await client.connect();
-        await client.query('select 1');
-        await client.end();
-        return true;
+    let pgbouncerChild: ChildProcess | undefined;
+    /** Starts PgBouncer on its port (again, after a kill) and resolves once it serves a query. */
+    const startPgbouncer = async () => {
+      const child = spawn(findProgram('pgbouncer')!, [...(runAsRoot ? ['-u', 'nobody'] : []), pgbouncerIni], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      pgbouncerChild = child;
+      children.push(child);
+      pipeOutput(child, 'pgbouncer', { output, file: pgbouncerLog });
+      await waitFor(
+        'PgBouncer',
+        async () => {
+          const client = new pg.Client({ connectionString: pgbouncerUrl });
+          try {
+            await client.connect();
+            await client.query('select 1');
+          } finally {
+            await client.end().catch(() => undefined);
+          }
+          return true;
+        },
+        () => (child.exitCode !== null ? tail(pgbouncerLog) : null),
+        60_000,
+        10,
+      );
+    };
+    const pgbouncer: ClusterDaemon = {
+      kill: async (signal = 'SIGKILL') => {
+        const child = pgbouncerChild;
+        if (!child || child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill(signal);
+        await exited;
       },
-      () => (pgbouncer.exitCode !== null ? tail(pgbouncerLog) : null),
-    );
+      start: startPgbouncer,
+    };
+    await startPgbouncer();
     log(`PgBouncer (transaction pooling) on 127.0.0.1:${pgbouncerPort}`);
 
     const photoUrlSecret = randomBytes(32).toString('hex');
@@ -342,8 +366,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     pipeOutput(haproxy, 'haproxy', { output, file: haproxyLog });
     const url = `http://127.0.0.1:${port}`;
     await waitFor('HAProxy', async () => (await fetch(`${url}/readyz`)).ok, () => (haproxy.exitCode !== null ? tail(haproxyLog) : null));
-    log(`HAProxy (round robin, health checks on /readyz) on ${url}`);
-    return { url, pgbouncerUrl, instances, dir, stop };
+    log(`HAProxy (deploy/haproxy.cfg: round robin over the ready instances, over the live ones while none is ready) on ${url}`);
+    return { url, pgbouncerUrl, pgbouncer, instances, dir, stop };
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;

@@ -3,17 +3,14 @@
  * in front of PostgreSQL, rate limits in Redis, all on loopback ports (scripts/local-cluster.ts). Skipped
  * only outside CI on a machine without haproxy and pgbouncer; in CI (CI=true) it always runs.
  */
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
+import type { Cluster } from '../scripts/local-cluster.js';
 import type { Database } from '../src/db/client.js';
 import { insertJob } from './helpers/billing-factories.js';
-import { createTestDatabase } from './helpers/app.js';
 import { makeCompany, makeKey, type TestCompany } from './helpers/factories.js';
+import { clusterRunnable, startTestCluster, type TestCluster } from './helpers/test-cluster.js';
 
-const inCi = ['true', '1'].includes(String(process.env.CI).toLowerCase());
-const runnable = inCi || (missingPrograms().length === 0 && inject('databaseServerUrl') !== '');
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const RATE_LIMIT = 60;
 
 interface Answer {
@@ -49,6 +46,14 @@ function expectOk(answer: Answer, status = 200) {
   return answer.body.data;
 }
 
+/** An error answer in the envelope with its request id (the body names it too once the envelope carries it). */
+function expectErrorEnvelope(answer: Answer, code: string) {
+  expect(answer.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
+  const requestId = answer.headers?.get('x-request-id');
+  expect(requestId).toMatch(/^[\w.:-]{1,128}$/);
+  if (answer.body.error.request_id !== undefined) expect(answer.body.error.request_id).toBe(requestId);
+}
+
 /** Keys of one company, used in turn so the per-key rate limit stays out of the way of a test's volume. */
 async function keysOf(database: Database, company: TestCompany, count: number) {
   const keys = [company.key];
@@ -57,29 +62,18 @@ async function keysOf(database: Database, company: TestCompany, count: number) {
   return () => keys[next++ % keys.length];
 }
 
-describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction mode), Redis', () => {
+describe.runIf(clusterRunnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction mode), Redis', () => {
+  let running: TestCluster;
   let cluster: Cluster;
   let database: Database;
-  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    if (inCi && inject('databaseServerUrl') === '') throw new Error('the cluster test needs PostgreSQL (DATABASE_URL) in CI');
-    const created = await createTestDatabase();
-    database = created.database;
-    drop = created.drop;
-    cluster = await startCluster({
-      databaseUrl: created.url!,
-      instances: 3,
-      redisUrl: REDIS_URL,
-      instancePoolSize: 8,
-      env: { LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), NODE_ENV: 'production' },
-    });
+    running = await startTestCluster({ LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT) });
+    ({ cluster, database } = running);
   }, 120_000);
 
   afterAll(async () => {
-    await cluster?.stop();
-    await database?.close();
-    await drop?.();
+    await running?.stop();
   }, 60_000);
 
   it('serves the main flows through the balancer, spread over every instance', async () => {
@@ -220,6 +214,55 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
     }
   });
 
+  it('keeps the instances in the pool through a database outage, every answer their own envelope, and serves again within 0.5 s', async () => {
+    const company = await makeCompany(database);
+    const nextKey = await keysOf(database, company, 24);
+    const answers: Array<Answer & { sentAt: number; at: number }> = [];
+    let polling = true;
+    const poller = async () => {
+      while (polling) {
+        const sentAt = performance.now();
+        const answer = await send(cluster.url, 'GET', '/customers?limit=1', nextKey());
+        answers.push({ ...answer, sentAt, at: performance.now() });
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+    };
+    const pollers = Promise.all(Array.from({ length: 4 }, poller));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const killedAt = performance.now();
+    await cluster.pgbouncer.kill('SIGKILL');
+    // Longer than three failed checks a second: every instance fails /readyz.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    await cluster.pgbouncer.start();
+    const backAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    polling = false;
+    await pollers;
+
+    const during = answers.filter((answer) => answer.at > killedAt + 100 && answer.at < backAt);
+    expect(during.length).toBeGreaterThan(50);
+    for (const answer of [...during, ...answers.filter((answer) => answer.at >= backAt)]) {
+      if (answer.status === 200) continue;
+      // The instance's own answer (HAProxy names it), in the envelope, with its request id.
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(answer.servedBy).toMatch(/^api\d$/);
+      expectErrorEnvelope(answer, 'service_unavailable');
+    }
+    const spread = new Set(during.slice(-12).map((answer) => answer.servedBy));
+    expect(spread.size).toBe(3);
+    const firstOk = answers.find((answer) => answer.at > backAt && answer.status === 200);
+    expect(firstOk).toBeDefined();
+    expect(firstOk!.at - backAt).toBeLessThan(500);
+    expect(answers.filter((answer) => answer.sentAt > backAt + 500).map((answer) => answer.status)).not.toContain(503);
+  }, 20_000);
+
+  it('passes a URL too long for an instance to it, which answers 400 in the envelope', async () => {
+    const company = await makeCompany(database);
+    const answer = await send(cluster.url, 'GET', `/customers?search=${'a'.repeat(20_000)}`, company.key);
+    expect(answer.status).toBe(400);
+    expectErrorEnvelope(answer, 'validation_error');
+  });
+
   it('loses no acknowledged write when an instance is SIGKILLed under load, and routes around it', async () => {
     const company = await makeCompany(database);
     const workers = 12;
@@ -282,4 +325,43 @@ describe.runIf(runnable)('cluster: 3 instances, HAProxy, PgBouncer (transaction 
       expect(answer.servedBy).not.toBe(victim.name);
     }
   }, 45_000);
+  it('drains an instance that shuts down (SIGTERM) under load: it leaves the pool and no request gets an error', async () => {
+    const company = await makeCompany(database);
+    const workers = 8;
+    const nextKey = await keysOf(database, company, workers);
+    const victim = cluster.instances[2];
+    const statuses: number[] = [];
+    const servedAfterExit = new Set<string>();
+    let exitedAt: number | null = null;
+    let running = true;
+    const worker = async (index: number) => {
+      const key = nextKey();
+      for (let i = 0; running; i++) {
+        const sentAt = performance.now();
+        const answer = await send(cluster.url, 'POST', '/customers', key, { first_name: `D${index}`, last_name: `Drain ${i}` });
+        statuses.push(answer.status);
+        if (exitedAt !== null && sentAt > exitedAt && answer.servedBy) servedAfterExit.add(answer.servedBy);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      }
+    };
+    const load = Promise.all(Array.from({ length: workers }, (_, index) => worker(index)));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const exited = once(victim.child, 'exit');
+    victim.child.kill('SIGTERM');
+    const [code] = await exited;
+    exitedAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    running = false;
+    await load;
+
+    expect(code).toBe(0);
+    // The others took its share once it had gone.
+    expect(servedAfterExit.size).toBeGreaterThan(0);
+    expect(servedAfterExit.has(victim.name)).toBe(false);
+    // No 5xx, no error from the balancer. A request sent on a keep-alive connection at the very moment the
+    // instance closes it is cut (status 0): the client retries it (with its Idempotency-Key for a POST).
+    expect(statuses.filter((status) => status !== 200 && status !== 0)).toEqual([]);
+    expect(statuses.filter((status) => status === 0).length).toBeLessThanOrEqual(2);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(workers * 5);
+  }, 30_000);
 });
