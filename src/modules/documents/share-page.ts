@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '../../errors.js';
 import { dateText, dollars, quantityText, TIER_LABELS } from './document-format.js';
-import type { CompanyBlock, CustomerBlock, EstimateDocument, InvoiceDocument } from './documents.service.js';
+import type { CompanyBlock, CustomerBlock, EstimateDocument, InvoiceDocument } from './document-view.js';
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);

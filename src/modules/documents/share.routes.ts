@@ -8,18 +8,10 @@ import { translate } from '../../plugins/errors.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
-import { PdfResponse, sendPdf } from './documents.routes.js';
+import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
-import {
-  acceptEstimate,
-  declineEstimate,
-  estimateView,
-  openSharedDocument,
-  pdfFilename,
-  type EstimateDocument,
-  type InvoiceDocument,
-} from './documents.service.js';
-import { renderDocumentPdf } from './document-pdf.js';
+import { acceptEstimate, declineEstimate, documentPdf, openSharedDocument } from './documents.service.js';
+import { estimateView, type EstimateDocument, type InvoiceDocument } from './document-view.js';
 import { SHARE_SEGMENT, sharePath, type DocumentKind } from './share-links.js';
 import { estimatePage, invoicePage, notFoundPage, type PageOptions } from './share-page.js';
 
@@ -141,7 +133,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       },
       async (request, reply) => {
         const document = await openSharedDocument(db(), signer, kind, request.params.token);
-        return sendPdf(reply, await renderDocumentPdf(document), pdfFilename(document));
+        return sendPdf(reply, await withRenderer(reply, () => documentPdf(app.pdfRenderer, document)));
       },
     );
   }
