@@ -23,7 +23,7 @@ type Result = { current: number; ttl: number };
 type RedisWithIncrement = Redis & { rateLimitIncrement(key: string, windowMs: number): Promise<[number, number]> };
 
 /** The same fixed window in this process only: what an instance counts while Redis cannot be reached. */
-class LocalWindows {
+export class LocalWindows {
   private readonly windows = new Map<string, { count: number; endsAt: number }>();
   private sweptAt = Date.now();
 

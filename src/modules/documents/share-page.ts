@@ -256,3 +256,11 @@ export function notFoundPage(nonce: string): string {
     `<section class="card"><h1>This link is not available</h1><p>It may have expired or been replaced. Ask the company that sent it for a new link.</p></section>`,
   );
 }
+
+export function rateLimitedPage(nonce: string): string {
+  return layout(
+    'Too many requests',
+    nonce,
+    `<section class="card"><h1>Too many requests</h1><p>This page was opened too often from your network in the last minute. Wait a minute, then reload it.</p></section>`,
+  );
+}

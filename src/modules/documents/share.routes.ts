@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { translate } from '../../plugins/errors.js';
+import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
@@ -13,7 +14,7 @@ import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTok
 import { acceptEstimate, declineEstimate, documentPdf, openSharedDocument } from './documents.service.js';
 import { estimateView, type EstimateDocument, type InvoiceDocument } from './document-view.js';
 import { SHARE_SEGMENT, sharePath, type DocumentKind } from './share-links.js';
-import { estimatePage, invoicePage, notFoundPage, type PageOptions } from './share-page.js';
+import { estimatePage, invoicePage, notFoundPage, rateLimitedPage, type PageOptions } from './share-page.js';
 
 const TAG = 'Customer pages';
 const FORM = 'application/x-www-form-urlencoded';
@@ -24,6 +25,12 @@ const NOT_FOUND = {
   description: 'A malformed, tampered or expired link, or a deleted record (`not_found`); the page itself answers an HTML page.',
   content: { 'application/json': { schema: ErrorSchema } },
 };
+
+const RATE_LIMITED =
+  'Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served ' +
+  'without a key (`rate_limited`); retry after the seconds in Retry-After.';
+
+const RateLimitedJson = { description: RATE_LIMITED, content: { 'application/json': { schema: ErrorSchema } } };
 
 function isForm(request: FastifyRequest): boolean {
   return (request.headers['content-type'] ?? '').toLowerCase().startsWith(FORM);
@@ -70,6 +77,13 @@ function normalizeForm(body: unknown): unknown {
  */
 export const shareRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
+  // One allowance per client address over every keyless route; the page and its forms are told in HTML.
+  await app.register(keylessRateLimitPlugin, {
+    htmlAnswer: (request, reply) => {
+      const page = request.method === 'GET' && request.routeOptions.url?.endsWith('/:token');
+      return page || isForm(request) ? sendHtml(reply, 429, rateLimitedPage) : undefined;
+    },
+  });
   // Form bodies are accepted by these routes only; the API stays JSON.
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   const { config } = app.deps;
@@ -103,7 +117,11 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
             'A malformed, tampered or expired link, or a deleted record: 404 (an HTML page).',
           security: [],
           params: ShareTokenParams,
-          response: { 200: HtmlResponse('The page.'), 404: HtmlResponse('The link is not available.') },
+          response: {
+            200: HtmlResponse('The page.'),
+            404: HtmlResponse('The link is not available.'),
+            429: HtmlResponse(`${RATE_LIMITED} The page says so in a few words.`),
+          },
         },
       },
       async (request, reply) => {
@@ -128,7 +146,15 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
           description: `The same PDF as GET /api/v1/${segment}/{uuid}/pdf, without a key. Errors answer the JSON envelope.`,
           security: [],
           params: ShareTokenParams,
-          response: { 200: PdfResponse, 404: NOT_FOUND },
+          response: {
+            200: PdfResponse,
+            404: NOT_FOUND,
+            429: RateLimitedJson,
+            503: {
+              description: 'Every PDF renderer is busy and the queue is full (`service_unavailable`); retry after the seconds in Retry-After.',
+              content: { 'application/json': { schema: ErrorSchema } },
+            },
+          },
         },
       },
       async (request, reply) => {
@@ -174,6 +200,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         'with the error (text/html), or 303 to the page when the estimate was already answered.',
     ),
     404: NOT_FOUND,
+    429: { ...RateLimitedJson, description: `${RATE_LIMITED} A form gets a short HTML page instead.` },
   });
 
   app.post(
