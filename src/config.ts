@@ -109,6 +109,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${problems}`);
   }
   const config = parsed.data;
+  // The events feed tells the API's own transactions by their application_name (events.repository.ts):
+  // every instance must keep the one the API sets.
+  if (config.DATABASE_URL && /[?&]application_name=/i.test(config.DATABASE_URL)) {
+    throw new Error('Invalid configuration:\n  DATABASE_URL: must not set application_name; the API names its own connections');
+  }
   if (config.STORAGE_DRIVER === 's3' && !config.S3_BUCKET) {
     throw new Error('Invalid configuration:\n  S3_BUCKET: required when STORAGE_DRIVER is s3');
   }

@@ -173,15 +173,39 @@ export interface FeedPage {
 }
 
 /**
- * The feed's visible, filtered events of a company. Only events of transactions older than every
- * transaction still running are visible: a transaction that started earlier but commits later can then
- * never place an event before one a reader has already passed. Values are placeholders: the statements
- * are prepared once per filter shape.
+ * The feed's horizon: an event is visible once its transaction id is below it. It is the lowest id of a
+ * transaction that may still commit an event of this feed: the smallest id the statement's snapshot
+ * sees in progress, or its xmax when none (every later transaction gets a larger id). A transaction that
+ * started earlier but commits later can then never place an event before one a reader has already passed
+ * (gap-free order, DECISIONS §9.1).
+ *
+ * In-progress transactions positively known to write no event of this feed are left out, so they cannot
+ * hold the feed back (§11): those the server shows running in another database, or under another
+ * application_name than this reader's connection (every instance of the API connects with the same one),
+ * and transactions prepared for two-phase commit in another database. Whatever is not found as such (a
+ * transaction that ended between the snapshot and the lookup, one of another user hidden from the lookup)
+ * counts as one of ours and holds the horizon, so an error can only delay the feed, never skip an event.
+ * The subquery is uncorrelated: PostgreSQL computes it once per statement, and looks up the activity only
+ * when the snapshot has transactions in progress.
  */
+const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.snapshot), (
+    select min(in_progress) from pg_snapshot_xip(current_snapshot.snapshot) as in_progress
+    where in_progress::xid not in (
+      select activity.backend_xid from pg_stat_get_activity(null) as activity
+      where activity.backend_xid is not null
+        and (activity.datid is distinct from (select oid from pg_database where datname = current_database())
+          or activity.application_name is distinct from current_setting('application_name'))
+      union all
+      select prepared.transaction from pg_prepared_xact() as prepared
+      where prepared.dbid <> (select oid from pg_database where datname = current_database())
+    )))
+  from (select pg_current_snapshot() as snapshot) as current_snapshot)`);
+
+/** The feed's visible, filtered events of a company. Values are placeholders: the statements are prepared once per filter shape. */
 function feedConditions(filters: FeedFilters): SQL {
   return and(
     eq(events.companyId, sql.placeholder('companyId')),
-    sql`${events.txid} < pg_snapshot_xmin(pg_current_snapshot())`,
+    sql`${events.txid} < ${FEED_HORIZON}`,
     filters.types ? sql`${events.type} = any(${sql.placeholder('types')}::text[])` : undefined,
     filters.objectUuid ? eq(events.objectUuid, sql.placeholder('objectUuid')) : undefined,
   ) as SQL;
