@@ -31,6 +31,7 @@ const DELIVERY_FIELDS = [
   'event_uuid',
   'last_attempt_at',
   'last_error',
+  'last_response_body',
   'last_response_status',
   'next_attempt_at',
   'status',
@@ -372,6 +373,7 @@ describe('deliveries log and retry', () => {
       attempts: 0,
       last_attempt_at: null,
       last_response_status: null,
+      last_response_body: null,
       last_error: null,
     });
     expect(customerDelivery.next_attempt_at).toEqual(expect.any(String));
