@@ -26,7 +26,7 @@ import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
 import { deliveryWorkerPlugin } from './modules/webhooks/delivery-worker.plugin.js';
-import { pdfRendererPlugin } from './modules/documents/pdf-renderer.plugin.js';
+import { documentRendererPlugin } from './modules/documents/document-renderer.plugin.js';
 
 export interface AppDeps {
   config: Config;
@@ -124,7 +124,7 @@ export async function buildApp(deps: AppDeps) {
     onError: (error) => app.log.warn({ err: error }, 'idempotency purge failed'),
   });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
-  await app.register(pdfRendererPlugin);
+  await app.register(documentRendererPlugin);
 
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by the services in their documented shape; the schemas document them and

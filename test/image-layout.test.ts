@@ -67,10 +67,10 @@ describe.skipIf(!url)('the image layout (dist/ and production dependencies only)
     expect(JSON.parse(listed.stdout).companies.map((entry: { company_uuid: string }) => entry.company_uuid)).toContain(company.company_uuid);
   });
 
-  it('renders a PDF: the worker thread loads the compiled pdf-worker.js, without tsx', async () => {
+  it('renders a PDF: the worker thread loads the compiled document-worker.js, without tsx', async () => {
     buildImageLayout();
-    expect(existsSync(join(image, 'dist/modules/documents/pdf-worker.js'))).toBe(true);
-    const renderer = pathToFileURL(join(image, 'dist/modules/documents/pdf-renderer.js')).href;
+    expect(existsSync(join(image, 'dist/modules/documents/document-worker.js'))).toBe(true);
+    const renderer = pathToFileURL(join(image, 'dist/modules/documents/document-renderer.js')).href;
     const document = {
       kind: 'invoice',
       company: { name: 'Image Co', email: 'ops@image.example', phone: null, address_lines: [] },
@@ -84,9 +84,9 @@ describe.skipIf(!url)('the image layout (dist/ and production dependencies only)
       },
     };
     const script = `
-      const { PdfRenderer } = await import(${JSON.stringify(renderer)});
-      const pdfs = new PdfRenderer({ threads: 1, queue: 1, cacheBytes: 0 });
-      const pdf = await pdfs.render(${JSON.stringify(document)});
+      const { DocumentRenderer } = await import(${JSON.stringify(renderer)});
+      const pdfs = new DocumentRenderer({ threads: 1, queue: 1, cacheBytes: 0 });
+      const pdf = await pdfs.pdf(${JSON.stringify(document)}, 'image-company');
       await pdfs.close();
       process.stdout.write(pdf.subarray(0, 5).toString() + ' ' + pdf.length);`;
     const rendered = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: image, env: env() });

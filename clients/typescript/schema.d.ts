@@ -3750,6 +3750,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getEstimateSharedPdf: {
@@ -3834,6 +3843,15 @@ export interface operations {
             };
             /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,7 +8,7 @@ import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { DocumentParams, SendDocumentBody, SentDocument, ShareLink } from './documents.schemas.js';
 import { createShareLink, recordPdf, sendDocument, type LinkContext } from './documents.service.js';
-import { RendererBusyError } from './pdf-renderer.js';
+import { RendererBusyError } from './document-renderer.js';
 import type { DocumentKind } from './share-links.js';
 
 export const PdfResponse = {
@@ -76,7 +76,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
       },
       async (request, reply) => {
         const record = { companyId: request.principal.companyId, uuid: request.params.uuid };
-        return sendPdf(reply, await withRenderer(reply, () => recordPdf(db(), app.pdfRenderer, kind, record)));
+        return sendPdf(reply, await withRenderer(reply, () => recordPdf(db(), app.documentRenderer, kind, record)));
       },
     );
 
@@ -126,7 +126,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
       async (request, reply) =>
         ok(
           await withRenderer(reply, () =>
-            sendDocument(db(), app.pdfRenderer, config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {}),
+            sendDocument(db(), app.documentRenderer, config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {}),
           ),
         ),
     );

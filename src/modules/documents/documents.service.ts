@@ -25,7 +25,7 @@ import {
   type DocumentParties,
   type EstimateDocument,
 } from './document-view.js';
-import type { PdfRenderer } from './pdf-renderer.js';
+import type { DocumentRenderer } from './document-renderer.js';
 import { openShareToken, shareToken, sharePath, type DocumentKind, type SharedRecord } from './share-links.js';
 
 /** What the share routes need to make and read links. */
@@ -64,14 +64,18 @@ export async function loadDocument(db: Db, kind: DocumentKind, record: SharedRec
   return invoiceDocument(await parties(db, companyId, invoice.customer.uuid, invoice.job?.uuid ?? null), invoice);
 }
 
-/** The PDF of a document, rendered off the event loop (or cached); 503 when the renderer is saturated. */
-export async function documentPdf(renderer: PdfRenderer, document: CustomerDocument): Promise<{ pdf: Buffer; filename: string }> {
-  return { pdf: await renderer.render(document), filename: pdfFilename(document) };
+/** The PDF of a record's document, rendered off the event loop (or cached); 503 when the renderer is saturated. */
+export async function documentPdf(
+  renderer: DocumentRenderer,
+  record: SharedRecord,
+  document: CustomerDocument,
+): Promise<{ pdf: Buffer; filename: string }> {
+  return { pdf: await renderer.pdf(document, record.companyId), filename: pdfFilename(document) };
 }
 
 /** The PDF of a record of the company; 404 for a missing or deleted one. */
-export async function recordPdf(db: Db, renderer: PdfRenderer, kind: DocumentKind, record: SharedRecord): Promise<{ pdf: Buffer; filename: string }> {
-  return documentPdf(renderer, await loadDocument(db, kind, record));
+export async function recordPdf(db: Db, renderer: DocumentRenderer, kind: DocumentKind, record: SharedRecord) {
+  return documentPdf(renderer, record, await loadDocument(db, kind, record));
 }
 
 function makeShareLink(links: LinkContext, kind: DocumentKind, record: SharedRecord): ShareLink {
@@ -86,15 +90,12 @@ export async function createShareLink(db: Db, links: LinkContext, kind: Document
 }
 
 /** The record a share token opens and its document: 404 for a malformed, tampered, expired or deleted one. */
-async function openShared(db: Db, signer: UrlSigner, kind: DocumentKind, token: string) {
+export async function openShared(db: Db, signer: UrlSigner, kind: DocumentKind, token: string): Promise<{ record: SharedRecord; document: CustomerDocument }> {
   const record = openShareToken(signer, kind, token);
   if (!record) throw notFound(kind === 'estimate' ? 'Estimate' : 'Invoice');
   return { record, document: await loadDocument(db, kind, record) };
 }
 
-export async function openSharedDocument(db: Db, signer: UrlSigner, kind: DocumentKind, token: string): Promise<CustomerDocument> {
-  return (await openShared(db, signer, kind, token)).document;
-}
 
 /** The share page acts as the user who made the estimate, in the estimate's company. */
 function estimateActor(document: EstimateDocument, companyId: string): Actor {
@@ -138,7 +139,7 @@ export async function declineEstimate(db: Db, signer: UrlSigner, token: string, 
  */
 export async function sendDocument(
   db: Db,
-  renderer: PdfRenderer,
+  renderer: DocumentRenderer,
   config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>,
   links: LinkContext,
   kind: DocumentKind,
@@ -153,7 +154,7 @@ export async function sendDocument(
   if (!config.SMTP_URL) throw new AppError('service_unavailable', 'Email is not configured on this server (SMTP_URL).');
 
   const link = makeShareLink(links, kind, record);
-  const pdf = await renderer.render(document);
+  const pdf = await renderer.pdf(document, actor.companyId);
   const sent = await sendDocumentEmail(config, document, {
     to,
     cc: body.cc ?? [],

@@ -264,3 +264,11 @@ export function rateLimitedPage(nonce: string): string {
     `<section class="card"><h1>Too many requests</h1><p>This page was opened too often from your network in the last minute. Wait a minute, then reload it.</p></section>`,
   );
 }
+
+export function busyPage(nonce: string): string {
+  return layout(
+    'Busy',
+    nonce,
+    `<section class="card"><h1>Please try again in a moment</h1><p>This page could not be prepared right now. Reload it in a few seconds.</p></section>`,
+  );
+}

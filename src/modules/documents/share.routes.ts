@@ -11,10 +11,12 @@ import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
-import { acceptEstimate, declineEstimate, documentPdf, openSharedDocument } from './documents.service.js';
-import { estimateView, type EstimateDocument, type InvoiceDocument } from './document-view.js';
+import { acceptEstimate, declineEstimate, documentPdf, openShared } from './documents.service.js';
+import { RendererBusyError } from './document-renderer.js';
+import { estimateView, type CustomerDocument, type EstimateDocument } from './document-view.js';
 import { SHARE_SEGMENT, sharePath, type DocumentKind } from './share-links.js';
-import { estimatePage, invoicePage, notFoundPage, rateLimitedPage, type PageOptions } from './share-page.js';
+import { busyPage, notFoundPage, rateLimitedPage, type PageOptions } from './share-page.js';
+import type { SharedRecord } from './share-links.js';
 
 const TAG = 'Customer pages';
 const FORM = 'application/x-www-form-urlencoded';
@@ -50,11 +52,15 @@ function contentSecurityPolicy(nonce: string): string {
 
 function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) => string) {
   const nonce = randomBytes(16).toString('base64');
+  return sendRendered(reply, status, nonce, render(nonce));
+}
+
+function sendRendered(reply: FastifyReply, status: number, nonce: string, html: string) {
   return reply
     .status(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('content-security-policy', contentSecurityPolicy(nonce))
-    .send(render(nonce));
+    .send(html);
 }
 
 /**
@@ -94,8 +100,22 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
     if (request.method === 'POST' && isForm(request)) request.body = normalizeForm(request.body);
   });
 
-  const page = (document: EstimateDocument | InvoiceDocument, options: PageOptions) =>
-    document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
+  /** The customer page (built off the event loop when the document is large); a saturated renderer's page says so. */
+  async function sendPage(
+    reply: FastifyReply,
+    status: number,
+    record: SharedRecord,
+    document: CustomerDocument,
+    options: Omit<PageOptions, 'nonce'>,
+  ) {
+    const nonce = randomBytes(16).toString('base64');
+    try {
+      return sendRendered(reply, status, nonce, await app.documentRenderer.page(document, { ...options, nonce }, record.companyId));
+    } catch (error) {
+      if (!(error instanceof RendererBusyError)) throw error;
+      return sendHtml(reply.header('retry-after', String(error.retryAfterSeconds)), 503, busyPage);
+    }
+  }
 
   for (const kind of ['estimate', 'invoice'] as const) {
     const segment = SHARE_SEGMENT[kind];
@@ -121,14 +141,15 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
             200: HtmlResponse('The page.'),
             404: HtmlResponse('The link is not available.'),
             429: HtmlResponse(`${RATE_LIMITED} The page says so in a few words.`),
+            503: HtmlResponse('The page of a large document could not be built now: every renderer is busy (Retry-After says when to come back).'),
           },
         },
       },
       async (request, reply) => {
         const path = sharePath(kind, request.params.token);
         try {
-          const document = await openSharedDocument(db(), signer, kind, request.params.token);
-          return sendHtml(reply, 200, (nonce) => page(document, { path, nonce }));
+          const { record, document } = await openShared(db(), signer, kind, request.params.token);
+          return await sendPage(reply, 200, record, document, { path });
         } catch (error) {
           if (error instanceof AppError && error.code === 'not_found') return sendHtml(reply, 404, notFoundPage);
           throw error;
@@ -158,8 +179,8 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         },
       },
       async (request, reply) => {
-        const document = await openSharedDocument(db(), signer, kind, request.params.token);
-        return sendPdf(reply, await withRenderer(reply, () => documentPdf(app.pdfRenderer, document)));
+        const { record, document } = await openShared(db(), signer, kind, request.params.token);
+        return sendPdf(reply, await withRenderer(reply, () => documentPdf(app.documentRenderer, record, document)));
       },
     );
   }
@@ -184,10 +205,12 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       // Already answered: the page shows the outcome instead of the forms.
       if (error.code === 'invalid_status_transition') return reply.status(303).header('location', path).send();
       if (error.statusCode !== 400) throw caught;
-      const document = await openSharedDocument(db(), signer, kind, token);
-      return sendHtml(reply, 400, (nonce) =>
-        page(document, { path, nonce, error: { message: error.message, details: error.details }, values: request.body as Record<string, unknown> }),
-      );
+      const { record, document } = await openShared(db(), signer, kind, token);
+      return sendPage(reply, 400, record, document, {
+        path,
+        error: { message: error.message, details: error.details },
+        values: request.body as Record<string, unknown>,
+      });
     }
   }
 
