@@ -186,7 +186,8 @@ export interface FeedPage {
  * transaction that ended between the snapshot and the lookup, one of another user hidden from the lookup)
  * counts as one of ours and holds the horizon, so an error can only delay the feed, never skip an event.
  * The subquery is uncorrelated: PostgreSQL computes it once per statement, and looks up the activity only
- * when the snapshot has transactions in progress.
+ * when the snapshot has transactions in progress. The `not in` list never holds a null (one would make
+ * every comparison unknown, the minimum empty and the horizon xmax): both of its sources exclude them.
  */
 const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.snapshot), (
     select min(in_progress) from pg_snapshot_xip(current_snapshot.snapshot) as in_progress
