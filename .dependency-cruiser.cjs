@@ -3,9 +3,7 @@
  * with shared, db and the auth types at the bottom, the change recorder knowing no resource, and no loop.
  * Infrastructure plugins sit between the routes and the services: they use services and repositories
  * (auth, idempotency, event retention, webhook delivery); routes may use them; nothing below does.
- * See README.md, "Where things live". The one loop left, inside the documents module (its view model and
- * renderers), is recorded in .dependency-cruiser-known-violations.json (`npx depcruise-baseline src
- * --config .dependency-cruiser.cjs`) until that module is split; any other violation fails.
+ * See README.md, "Where things live". Any violation fails.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

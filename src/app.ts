@@ -28,6 +28,7 @@ import { RECORDED_TYPES } from './modules/events/recorded-types.js';
 import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
+import { documentRendererPlugin } from './modules/documents/document-renderer.plugin.js';
 
 export interface AppDeps {
   config: Config;
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(idempotencyPurgePlugin, { db: database.db, intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
   await app.register(deliveryWorkerPlugin);
+  await app.register(documentRendererPlugin);
 
   // Change data: every write records its events through one recorder, handed the recorded types here.
   useRecordedTypes(RECORDED_TYPES);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -86,6 +87,14 @@ const ConfigSchema = z.object({
   WEBHOOK_LEASE_MARGIN_MS: z.coerce.number().int().min(500).max(600_000).default(5_000),
   /** Days events are kept in the feed (DECISIONS §9.1). */
   EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
+  /** Worker threads rendering PDFs and large share pages: the cores but one (the event loop's), at most 4. */
+  PDF_RENDER_THREADS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
+  /** Renders waiting for a thread at most; past it (or past a company's quarter) a render is 503 with Retry-After. */
+  PDF_RENDER_QUEUE: z.coerce.number().int().min(1).max(10_000).default(16),
+  /** Bytes of rendered PDFs kept in memory, keyed by the hash of what they show; 0 keeps none. */
+  PDF_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),
+  /** Requests a minute per client address on the keyless routes (share pages, their PDFs and answers); 0 disables. */
+  SHARE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -100,6 +109,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${problems}`);
   }
   const config = parsed.data;
+  // The events feed tells the API's own transactions by their application_name (events.repository.ts):
+  // every instance must keep the one the API sets.
+  if (config.DATABASE_URL && /[?&]application_name=/i.test(config.DATABASE_URL)) {
+    throw new Error('Invalid configuration:\n  DATABASE_URL: must not set application_name; the API names its own connections');
+  }
   if (config.STORAGE_DRIVER === 's3' && !config.S3_BUCKET) {
     throw new Error('Invalid configuration:\n  S3_BUCKET: required when STORAGE_DRIVER is s3');
   }

@@ -498,6 +498,27 @@ describe('accept and decline', () => {
     expect(stored).toMatchObject({ status: 'Pending', selected_tier: 'good', total_amount: 1082.5, responded_at: null });
   });
 
+  it('refuses a repeated add-on exactly as the API does (400 naming selected_addons), by JSON and by form', async () => {
+    const setup = await estimateSetup();
+    const link = pathOf((await shareLink(setup.company.key, 'estimates', setup.estimate.uuid)).url);
+    const repeated = ['permit', 'permit', 'permit'];
+    const byApi = await api(setup.company.key, 'PUT', `/estimates/${setup.estimate.uuid}`, { selected_addons: repeated });
+    const byJson = await accept(link, { selected_tier: 'good', selected_addons: repeated, signature_name: 'Dana' });
+    for (const response of [byApi, byJson]) {
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+      expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['selected_addons']);
+    }
+    expect(byJson.body.error.details).toEqual(byApi.body.error.details);
+    const byForm = await postForm(`${link}/accept`, 'selected_tier=good&selected_addons=permit&selected_addons=permit&signature_name=Dana');
+    expect(byForm.statusCode).toBe(400);
+    expect(byForm.headers['content-type']).toMatch(/^text\/html/);
+    expect(byForm.body).toContain('selected_addons');
+    // Nothing was charged or answered.
+    const stored = await readEstimate(setup.company.key, setup.estimate.uuid);
+    expect(stored).toMatchObject({ status: 'Pending', selected_addons: setup.estimate.selected_addons, total_amount: setup.estimate.total_amount });
+  });
+
   it('accept by form answers 303 back to the page, which then shows the outcome', async () => {
     const setup = await estimateSetup();
     const link = pathOf((await shareLink(setup.company.key, 'estimates', setup.estimate.uuid)).url);

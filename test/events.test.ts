@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { deleteExpiredEvents, EventRetention } from '../src/modules/events/event-retention.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment, paymentBody } from './helpers/billing-factories.js';
@@ -28,6 +28,12 @@ async function send(key: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', pa
   const response = await call(app, method, `/api/v1${path}`, { key, body });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body.data;
+}
+
+/** The application_name the API's connections carry: its transactions are the ones that hold the feed back. */
+async function apiApplicationName(): Promise<string> {
+  const [row] = await rows<{ name: string }>(sql`select current_setting('application_name') as name`);
+  return row.name;
 }
 
 function types(events: FeedEvent[]) {
@@ -467,7 +473,8 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     const company = await makeCompany(ctx.database);
     const early = await makeCustomer(app, company.key);
     await eventsOf(app, company.key, early.uuid, 1);
-    const client = new pg.Client({ connectionString: ctx.databaseUrl });
+    // A transaction of the API: the same database and application_name as the API's own connections.
+    const client = new pg.Client({ connectionString: ctx.databaseUrl, application_name: await apiApplicationName() });
     await client.connect();
     try {
       await client.query('begin');
@@ -489,6 +496,46 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     } finally {
       await client.end();
     }
+  });
+
+  /** A write transaction held open on its own connection (it has a transaction id) while `run` runs. */
+  async function whileHeldOpen(connection: pg.ClientConfig, run: () => Promise<void>) {
+    const client = new pg.Client(connection);
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select pg_current_xact_id()');
+      await run();
+    } finally {
+      await client.query('rollback').catch(() => undefined);
+      await client.end();
+    }
+  }
+
+  /** The follower sees a new record's event within 2 s of its commit (DECISIONS §9.1, §11). */
+  async function expectVisibleWithin2s(company: TestCompany) {
+    const customer = await makeCustomer(app, company.key);
+    const committed = Date.now();
+    const events = await waitForFeed(app, company.key, 1, { object_uuid: customer.uuid }, 2_000);
+    expect(events.map((event) => event.type)).toEqual(['customer.created']);
+    expect(Date.now() - committed).toBeLessThan(2_000);
+  }
+
+  it('a transaction held open in another database does not delay the feed', async () => {
+    const company = await makeCompany(ctx.database);
+    // The server's maintenance database: another database on the same PostgreSQL server.
+    await whileHeldOpen({ connectionString: inject('databaseServerUrl'), application_name: await apiApplicationName() }, () =>
+      expectVisibleWithin2s(company),
+    );
+  });
+
+  it('a transaction held open in this database by another application (it writes no events) does not delay the feed', async () => {
+    const company = await makeCompany(ctx.database);
+    await whileHeldOpen({ connectionString: ctx.databaseUrl, application_name: 'nightly-report' }, async () => {
+      await expectVisibleWithin2s(company);
+      // And a follower that read up to here misses nothing once it commits: the other program wrote no event.
+      expect((await readFeed(app, company.key)).length).toBe(await storedEventCount(company.companyId));
+    });
   });
 
   it('a follower paging with after during 60 concurrent mixed writes sees every event exactly once, in order', async () => {

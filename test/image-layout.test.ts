@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './helpers/app.js';
@@ -21,7 +21,11 @@ afterAll(async () => {
   rmSync(image, { recursive: true, force: true });
 });
 
+let built = false;
+
 function buildImageLayout() {
+  if (built) return;
+  built = true;
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(image, 'dist')], {
     cwd: ROOT,
     stdio: 'pipe',
@@ -61,5 +65,31 @@ describe.skipIf(!url)('the image layout (dist/ and production dependencies only)
     expect(company.api_key).toMatch(/^fsc_live_[A-Za-z0-9_-]{43}$/);
     const listed = await run(process.execPath, ['dist/cli/admin.js', 'list-companies'], { cwd: image, env: env() });
     expect(JSON.parse(listed.stdout).companies.map((entry: { company_uuid: string }) => entry.company_uuid)).toContain(company.company_uuid);
+  });
+
+  it('renders a PDF: the worker thread loads the compiled document-worker.js, without tsx', async () => {
+    buildImageLayout();
+    expect(existsSync(join(image, 'dist/modules/documents/document-worker.js'))).toBe(true);
+    const renderer = pathToFileURL(join(image, 'dist/modules/documents/document-renderer.js')).href;
+    const document = {
+      kind: 'invoice',
+      company: { name: 'Image Co', email: 'ops@image.example', phone: null, address_lines: [] },
+      customer: { name: 'Dana Reyes', service_address_lines: [] },
+      customerEmail: null,
+      jobTitle: 'Replace water heater',
+      invoice: {
+        uuid: '0190a5f0-0000-7000-8000-000000000001', invoice_number: 'INV-0001', issue_date: '2026-11-22', due_date: '2026-12-22',
+        status: 'Pending', invoice_type: 'Full', progress_percentage: null, line_items: null, subtotal: 100, tax_amount: 0,
+        discount_amount: 0, total_amount: 100, paid_amount: 0, balance_amount: 100, notes: null, terms: null,
+      },
+    };
+    const script = `
+      const { DocumentRenderer } = await import(${JSON.stringify(renderer)});
+      const pdfs = new DocumentRenderer({ threads: 1, queue: 1, cacheBytes: 0 });
+      const pdf = await pdfs.pdf(${JSON.stringify(document)}, 'image-company');
+      await pdfs.close();
+      process.stdout.write(pdf.subarray(0, 5).toString() + ' ' + pdf.length);`;
+    const rendered = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: image, env: env() });
+    expect(rendered.stdout).toMatch(/^%PDF- \d{3,}$/);
   });
 });

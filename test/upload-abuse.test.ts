@@ -1,8 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { createStorage } from '../src/storage/create-storage.js';
+import type { LocalStorage } from '../src/storage/local-storage.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { makeJob, PNG_BYTES, JPEG_BYTES } from './helpers/jobs-factories.js';
@@ -281,8 +284,8 @@ function parseResponse(raw: Buffer): RawResponse | null {
 }
 
 /** A raw HTTP connection: send the request head and body pieces yourself; read the response as it comes. */
-function openUpload(key: string, jobUuid: string, boundary: string, contentLength?: number) {
-  const socket = connect(port, '127.0.0.1');
+function openUpload(key: string, jobUuid: string, boundary: string, contentLength?: number, serverPort = port) {
+  const socket = connect(serverPort, '127.0.0.1');
   openSockets.add(socket);
   socket.setNoDelay(true);
   let received = Buffer.alloc(0);
@@ -292,7 +295,7 @@ function openUpload(key: string, jobUuid: string, boundary: string, contentLengt
   socket.on('close', () => (closed = true));
   const head = [
     `POST /api/v1/jobs/${jobUuid}/photos HTTP/1.1`,
-    `Host: 127.0.0.1:${port}`,
+    `Host: 127.0.0.1:${serverPort}`,
     `Authorization: Bearer ${key}`,
     `Content-Type: multipart/form-data; boundary=${boundary}`,
     contentLength === undefined ? 'Transfer-Encoding: chunked' : `Content-Length: ${contentLength}`,
@@ -459,5 +462,52 @@ describe('slow clients', () => {
     upload.socket.destroy();
     await waitFor(() => filesOfJob(ctxJob.company.companyId, ctxJob.job.uuid).length === 0, 10_000, 'the cleanup');
     await expectNothingStored(ctxJob);
+  });
+});
+
+describe('partial files (DECISIONS §11)', () => {
+  it('a shutdown during an upload cuts it and removes its partial file; the close does not wait for the client', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'upload-shutdown-'));
+    const other = await buildTestApp({ env: { UPLOAD_DIR: root, MAX_PHOTO_BYTES: String(MAX_PHOTO_BYTES) } });
+    await other.app.listen({ host: '127.0.0.1', port: 0 });
+    const otherPort = (other.app.server.address() as { port: number }).port;
+    const company = await makeCompany(other.database);
+    const job = await makeJob(other.app, company.key);
+    const filesUnder = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? filesUnder(path.join(dir, entry.name)) : [path.join(dir, entry.name)],
+      );
+
+    const boundary = 'shutdown1';
+    const upload = openUpload(company.key, job.uuid, boundary, 10 * MAX_PHOTO_BYTES, otherPort);
+    await upload.send(partHead(boundary));
+    await upload.send(pngOfSize(MAX_PHOTO_BYTES - 1000).subarray(0, 40 * 1024));
+    await waitFor(() => filesUnder(root).some((file) => file.endsWith('.partial')), 10_000, 'the partial file');
+
+    // The client stalls (it neither sends nor leaves); the app closes as on SIGTERM.
+    const started = Date.now();
+    await other.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(filesUnder(root)).toEqual([]);
+    const response = upload.response();
+    if (response) expectRefused(response, 503, 'service_unavailable');
+    upload.socket.destroy();
+  });
+
+  it('at start, local storage removes partial files older than an hour and keeps everything else', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'upload-sweep-'));
+    const folder = path.join(root, '0190a5f0-0000-7000-8000-000000000001', '0190a5f0-0000-7000-8000-000000000002');
+    mkdirSync(folder, { recursive: true });
+    const photo = path.join(folder, '0190a5f0-0000-7000-8000-000000000003.png');
+    const stale = `${photo}.a1b2c3d4e5f6.partial`;
+    const fresh = `${photo}.0f1e2d3c4b5a.partial`;
+    for (const file of [photo, stale, fresh]) writeFileSync(file, PNG_BYTES);
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(stale, twoHoursAgo, twoHoursAgo);
+    utimesSync(photo, twoHoursAgo, twoHoursAgo);
+
+    const storage = (await createStorage(loadConfig({ UPLOAD_DIR: root, DATA_DIR: root }))) as LocalStorage;
+    expect(await storage.sweeping).toBe(1);
+    expect(readdirSync(folder).sort()).toEqual([path.basename(photo), path.basename(fresh)].sort());
   });
 });

@@ -57,6 +57,7 @@ describe('webhook delivery', () => {
       event_type: 'invoice.updated',
       attempts: 1,
       last_response_status: 200,
+      last_response_body: 'ok',
       last_error: null,
       next_attempt_at: null,
     });
@@ -258,7 +259,7 @@ describe('webhook delivery', () => {
       const deliveries = await deliveriesOf(key, created.uuid);
       return deliveries.find((delivery) => delivery.last_error);
     });
-    expect(refused.last_error).toMatch(/^Address refused: host hooks\.test resolves to a link-local address \(169\.254\.169\.254\)/);
+    expect(refused.last_error).toBe('Address refused: host hooks.test does not resolve to public addresses only.');
     expect(refused.last_response_status).toBeNull();
     expect(target.received).toHaveLength(1);
     await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${created.uuid}`, { key });
@@ -279,6 +280,85 @@ describe('webhook delivery', () => {
     await waitFor(async () => (await deliveriesOf(key, created.uuid))[0].status === 'failed');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(target.received).toHaveLength(1);
+  });
+});
+
+describe("a receiver's answer is read within bounds (DECISIONS §11)", () => {
+  /** What a receiver sent on one answer, and when the client closed the connection. */
+  interface Stream {
+    started: number;
+    written: number;
+    closed?: number;
+  }
+
+  it('an endless answer: at most 64 KiB read, the connection closed, the first 1 KiB logged; the status decides', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const streams: Stream[] = [];
+    const head = `BEGIN-${'0123456789'.repeat(200)}`;
+    const target = await receiver((_request, response, index) => {
+      const stream: Stream = { started: Date.now(), written: 0 };
+      streams.push(stream);
+      response.on('close', () => (stream.closed = Date.now()));
+      // 500 first, then 200: the status alone decides each attempt.
+      response.writeHead(index === 0 ? 500 : 200, { 'content-type': 'text/plain' });
+      response.write(head);
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        while (!response.destroyed && stream.written < 512 * 1024 * 1024) {
+          stream.written += chunk.length;
+          if (!response.write(chunk)) return void response.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    const created = await endpoint(key, target.url);
+    await recordEvent(ctx.database, companyId);
+    const delivery = await settled(key, created.uuid, 'succeeded', 2);
+    expect(delivery.last_response_status).toBe(200);
+    expect(delivery.last_response_body).toBe(head.slice(0, 1024));
+    expect(streams).toHaveLength(2);
+    for (const stream of streams) {
+      // Closed by the client long before its timeout (1.5 s), after a bounded amount (kernel buffers included).
+      expect(stream.closed, 'the connection was closed').toBeDefined();
+      expect(stream.closed! - stream.started).toBeLessThan(1_000);
+      expect(stream.written).toBeLessThan(32 * 1024 * 1024);
+    }
+  });
+
+  it('a trickling answer: cut at WEBHOOK_TIMEOUT_MS from the start of the attempt; the status decides', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const streams: Stream[] = [];
+    const target = await receiver((_request, response, index) => {
+      const stream: Stream = { started: Date.now(), written: 0 };
+      streams.push(stream);
+      // 200 first (succeeds), then the same endpoint gets a trickling 500 for a second event (fails).
+      response.writeHead(index === 0 ? 200 : 500, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => {
+        response.write('.');
+        stream.written++;
+      }, 100);
+      response.on('close', () => {
+        clearInterval(timer);
+        stream.closed = Date.now();
+      });
+    });
+    const created = await endpoint(key, target.url);
+    await recordEvent(ctx.database, companyId);
+    const succeeded = await settled(key, created.uuid, 'succeeded', 1);
+    expect(succeeded.last_response_status).toBe(200);
+    expect(succeeded.last_response_body).toMatch(/^\.+$/);
+    expect(streams[0].closed, 'the connection was closed').toBeDefined();
+    // WEBHOOK_TIMEOUT_MS is 1.5 s from the start of the attempt (its address check and connect included).
+    expect(streams[0].closed! - streams[0].started).toBeGreaterThanOrEqual(1_000);
+    expect(streams[0].closed! - streams[0].started).toBeLessThan(2_500);
+
+    await recordEvent(ctx.database, companyId);
+    const failed = await waitFor(async () => {
+      const deliveries = await deliveriesOf(key, created.uuid);
+      return deliveries.find((delivery) => delivery.last_response_status === 500);
+    }, 10_000, 'the trickling 500 recorded');
+    expect(failed).toMatchObject({ status: 'pending', attempts: 1, last_error: 'The receiver answered HTTP 500.' });
+    expect(streams[1].closed! - streams[1].started).toBeLessThan(2_500);
   });
 });
 

@@ -19,6 +19,8 @@ const resolveHost = fakeResolver({
   'mixed.example.com': ['93.184.215.14', '10.0.0.7'],
   'mapped.example.com': ['::ffff:127.0.0.1'],
   'mapped-link.example.com': ['::ffff:169.254.10.10'],
+  'compat-link.example.com': ['::a9fe:a9fe'],
+  'nat64-link.example.com': ['64:ff9b::a9fe:a9fe'],
 });
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' }, resolveHost });
 
@@ -30,6 +32,7 @@ const DELIVERY_FIELDS = [
   'event_uuid',
   'last_attempt_at',
   'last_error',
+  'last_response_body',
   'last_response_status',
   'next_attempt_at',
   'status',
@@ -160,6 +163,23 @@ describe('address safety (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     ['a name resolving to an IPv4-mapped loopback', 'https://mapped.example.com/hook'],
     ['a name that does not resolve', 'https://nowhere.example.com/hook'],
     ['a decimal IPv4 host', 'http://2130706433/hook'],
+    ['a hexadecimal and octal IPv4 host', 'http://0xa9.0376.43518/hook'],
+    // Every IPv6 form that carries a refused IPv4 address (DECISIONS §11), and site-local.
+    ['IPv4-compatible link-local', 'http://[::169.254.169.254]/hook'],
+    ['IPv4-compatible loopback in hex', 'http://[::7f00:1]/hook'],
+    ['IPv4-compatible private', 'http://[::10.0.0.1]/hook'],
+    ['IPv4-mapped link-local in full', 'http://[0:0:0:0:0:ffff:a9fe:a9fe]/hook'],
+    ['IPv4-translated link-local', 'http://[::ffff:0:169.254.169.254]/hook'],
+    ['IPv4-translated loopback', 'http://[::ffff:0:127.0.0.1]/hook'],
+    ['NAT64 link-local', 'http://[64:ff9b::169.254.169.254]/hook'],
+    ['NAT64 private', 'http://[64:ff9b::192.168.1.1]/hook'],
+    ['local-use NAT64', 'http://[64:ff9b:1::a00:1]/hook'],
+    ['6to4 of a private address', 'http://[2002:c0a8:101::1]/hook'],
+    ['Teredo of a loopback client', 'http://[2001:0:4136:e378:8000:ffff:80ff:fffe]/hook'],
+    ['site-local fec0::/10', 'http://[fec0::1]/hook'],
+    ['site-local at the top of fec0::/10', 'http://[FEFF:ffff::1]/hook'],
+    ['a name resolving to an IPv4-compatible link-local', 'https://compat-link.example.com/hook'],
+    ['a name resolving to a NAT64 link-local', 'https://nat64-link.example.com/hook'],
   ])('refuses %s on create and update', async (_name, url) => {
     const { key } = await makeCompany(ctx.database);
     const refused = await post(key, valid({ url }));
@@ -169,16 +189,26 @@ describe('address safety (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     expect((await get(key, endpoint.uuid)).body.data.url).toBe('https://hooks.example.com/crm');
   });
 
-  it('says why in the message', async () => {
+  it('names the url field and never says what a host name resolves to, nor whether it resolves', async () => {
     const { key } = await makeCompany(ctx.database);
-    const response = await post(key, valid({ url: 'https://metadata.example.com/' }));
-    expect(response.body.error.message).toMatch(/metadata\.example\.com resolves to a link-local address \(169\.254\.169\.254\)/);
+    const refused = await post(key, valid({ url: 'https://metadata.example.com/' }));
+    expectError(refused, 400, 'validation_error', 'url');
+    const unknown = await post(key, valid({ url: 'https://nowhere.example.com/' }));
+    for (const response of [refused, unknown]) {
+      const text = JSON.stringify(response.body.error);
+      expect(text).not.toMatch(/169\.254|link-local|loopback|private/);
+      expect(response.body.error.details).toEqual([expect.objectContaining({ field: 'url' })]);
+    }
+    // One sentence for both: an error tells a name that resolves to a refused address from none that does not.
+    expect(refused.body.error.message.replace('metadata', 'nowhere')).toBe(unknown.body.error.message);
+    // An address literal is the client's own input: the message says which kind it is.
+    expect((await post(key, valid({ url: 'http://[::ffff:0:169.254.169.254]/' }))).body.error.message).toMatch(/link-local address/);
   });
 
   it('refuses the real name localhost with the system resolver', async () => {
     await expect(
       resolveSafeAddress(new URL('http://localhost:9/x'), { allowPrivateNetworks: false, resolveHost: systemResolveHost }),
-    ).rejects.toThrow(/loopback/);
+    ).rejects.toThrow(/does not resolve to public addresses only/);
   });
 
   it('accepts public addresses', async () => {
@@ -194,7 +224,18 @@ describe('address safety with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', () => {
     for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://10.0.0.1/', 'http://[fd00::1]/', 'http://100.64.1.1/', 'https://localhost.example.com/']) {
       await expect(resolveSafeAddress(new URL(url), policy), url).resolves.toBeDefined();
     }
-    for (const url of ['http://169.254.169.254/', 'http://[fe80::1]/', 'https://metadata.example.com/', 'https://mapped-link.example.com/', 'http://224.0.0.1/', 'http://0.0.0.0/']) {
+    for (const url of [
+      'http://169.254.169.254/',
+      'http://[fe80::1]/',
+      'https://metadata.example.com/',
+      'https://mapped-link.example.com/',
+      'https://compat-link.example.com/',
+      'http://[::169.254.169.254]/',
+      'http://[::ffff:0:169.254.169.254]/',
+      'http://[64:ff9b::169.254.169.254]/',
+      'http://224.0.0.1/',
+      'http://0.0.0.0/',
+    ]) {
       await expect(resolveSafeAddress(new URL(url), policy), url).rejects.toThrow();
     }
   });
@@ -327,6 +368,7 @@ describe('deliveries log and retry', () => {
       attempts: 0,
       last_attempt_at: null,
       last_response_status: null,
+      last_response_body: null,
       last_error: null,
     });
     expect(customerDelivery.next_attempt_at).toEqual(expect.any(String));

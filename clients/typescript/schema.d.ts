@@ -830,7 +830,7 @@ export interface paths {
         };
         /**
          * The invoice as a PDF
-         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the line items, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Made from the current record on each request. Errors answer the JSON envelope.
+         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the line items, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Always the current record: rendered off the request path, and served from a cache only while the record and everything it shows are unchanged. When every renderer is busy and the queue is full: 503 service_unavailable with Retry-After. Errors answer the JSON envelope.
          */
         get: operations["getInvoicePdf"];
         put?: never;
@@ -890,7 +890,7 @@ export interface paths {
         };
         /**
          * The estimate as a PDF
-         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the chosen tier, add-ons and adjustments, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Made from the current record on each request. Errors answer the JSON envelope.
+         * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the chosen tier, add-ons and adjustments, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Always the current record: rendered off the request path, and served from a cache only while the record and everything it shows are unchanged. When every renderer is busy and the queue is full: 503 service_unavailable with Retry-After. Errors answer the JSON envelope.
          */
         get: operations["getEstimatePdf"];
         put?: never;
@@ -950,7 +950,7 @@ export interface paths {
         };
         /**
          * List events (the change feed)
-         * @description The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: you never miss an event nor see one twice, even while many transactions commit out of order (an event appears once every transaction that started before it has ended, normally within 2 seconds of its commit). Events are kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company's or no longer kept is 400.
+         * @description The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: you never miss an event nor see one twice, even while many transactions commit out of order (an event appears once every transaction of this API that started before it has ended, normally within 2 seconds of its commit; nothing else running on the database server delays it). A page holds at most `limit` events and 1 MiB of event JSON: it stops before the event that would pass 1 MiB (it always holds at least one) with has_more true. Events are kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company's or no longer kept is 400.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2096,7 +2096,7 @@ export interface components {
              */
             selected_tier?: ("good" | "better" | "best") | null;
             /**
-             * @description Ids of the template add-ons the customer wants; absent means none (an unchecked form). Unknown ids are 400.
+             * @description Ids of the template add-ons the customer wants, each at most once; absent means none (an unchecked form). Unknown or repeated ids are 400.
              * @example [
              *       "permit"
              *     ]
@@ -2182,6 +2182,8 @@ export interface components {
             next_attempt_at: string | null;
             /** @description The receiver's HTTP status of the last attempt, if it answered. */
             last_response_status: number | null;
+            /** @description The first 1 KiB of the receiver's answer to the last attempt, as text, if it answered (an attempt reads at most 64 KiB). */
+            last_response_body: string | null;
             /** @description Why the last attempt failed, if it did. */
             last_error: string | null;
             /**
@@ -3739,6 +3741,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getEstimateSharedPdf: {
@@ -3753,7 +3773,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The PDF of the current record (made on each request). */
+            /** @description The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3764,6 +3784,24 @@ export interface operations {
             };
             /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3803,6 +3841,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getInvoiceSharedPdf: {
@@ -3817,7 +3873,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The PDF of the current record (made on each request). */
+            /** @description The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3828,6 +3884,24 @@ export interface operations {
             };
             /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3892,6 +3966,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     declineSharedEstimate: {
@@ -3942,6 +4025,15 @@ export interface operations {
             };
             /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7118,7 +7210,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The PDF of the current record (made on each request). */
+            /** @description The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7255,7 +7347,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The PDF of the current record (made on each request). */
+            /** @description The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];

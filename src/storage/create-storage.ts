@@ -26,5 +26,8 @@ export async function createStorage(config: Config): Promise<Storage> {
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
     });
   }
-  return new LocalStorage(localRoot(config), linkSigner(config));
+  const storage = new LocalStorage(localRoot(config), linkSigner(config));
+  // Partial files of uploads cut by a crash or a kill, swept once at start, in the background.
+  storage.sweeping = storage.removeStalePartials().catch(() => 0);
+  return storage;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, opendir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -10,10 +10,28 @@ import type { UrlSigner } from './url-signer.js';
 /** The path files are served at by the API; signed links point here. */
 export const LOCAL_FILES_PATH = '/files';
 
+/** How old a temporary upload file must be before the start-up sweep takes it for one a dead process left. */
+export const STALE_PARTIAL_MS = 3600_000;
+
+const PARTIAL_SUFFIX = '.partial';
+
+/** The entries of a directory one by one (none when it is missing), so a large tree is never listed whole. */
+async function* entriesOf(dir: string) {
+  let handle;
+  try {
+    handle = await opendir(dir);
+  } catch {
+    return;
+  }
+  for await (const entry of handle) yield entry;
+}
+
 /** Files on the local disk under one root directory, served by the API through signed, expiring links. */
 export class LocalStorage implements Storage {
   readonly driver = 'local' as const;
   readonly root: string;
+  /** The start-up sweep of stale partial files, once started (createStorage starts it). */
+  sweeping?: Promise<number>;
 
   constructor(root: string, readonly signer: UrlSigner) {
     this.root = path.resolve(root);
@@ -31,7 +49,7 @@ export class LocalStorage implements Storage {
     const target = this.pathOf(key);
     await mkdir(path.dirname(target), { recursive: true });
     // Written under a temporary name and renamed, so a failed stream never leaves a partial file at the key.
-    const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
+    const partial = `${target}.${randomBytes(6).toString('hex')}${PARTIAL_SUFFIX}`;
     try {
       await pipeline(body, createWriteStream(partial, { flags: 'wx' }));
       await rename(partial, target);
@@ -39,6 +57,32 @@ export class LocalStorage implements Storage {
       await rm(partial, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Removes the temporary files of uploads older than `olderThanMs`: a failed upload removes its own, so
+   * these are what a process killed mid-upload left. Answers how many it removed. Keys are
+   * <company>/<job>/<file>, so the walk goes two folders deep.
+   */
+  async removeStalePartials(olderThanMs = STALE_PARTIAL_MS, now = Date.now()): Promise<number> {
+    let removed = 0;
+    for await (const company of entriesOf(this.root)) {
+      if (!company.isDirectory()) continue;
+      for await (const job of entriesOf(path.join(this.root, company.name))) {
+        if (!job.isDirectory()) continue;
+        const folder = path.join(this.root, company.name, job.name);
+        for await (const file of entriesOf(folder)) {
+          if (!file.isFile() || !file.name.endsWith(PARTIAL_SUFFIX)) continue;
+          const full = path.join(folder, file.name);
+          const info = await stat(full).catch(() => null);
+          if (info && now - info.mtimeMs > olderThanMs) {
+            await rm(full, { force: true });
+            removed++;
+          }
+        }
+      }
+    }
+    return removed;
   }
 
   async remove(key: string): Promise<void> {

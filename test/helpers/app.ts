@@ -70,6 +70,7 @@ export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<T
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '0',
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '0',
+    SHARE_RATE_LIMIT_PER_MINUTE: '0',
     DATA_DIR: 'memory://',
     ...(url ? { DATABASE_URL: url } : {}),
     ...options.env,

@@ -89,6 +89,8 @@ export const webhookDeliveries = pgTable(
     nextAttemptAt: timestamptz('next_attempt_at').defaultNow(),
     leaseExpiresAt: timestamptz('lease_expires_at'),
     lastResponseStatus: integer('last_response_status'),
+    /** The first 1 KiB of the last answer's body (DECISIONS §11). */
+    lastResponseBody: text('last_response_body'),
     lastError: text('last_error'),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
     updatedAt: timestamptz('updated_at').notNull().defaultNow(),

@@ -2,7 +2,7 @@ import type { createTransport as CreateTransport } from 'nodemailer';
 import type { Config } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { dateText, dollars } from './document-format.js';
-import type { CustomerDocument } from './documents.service.js';
+import type { CustomerDocument } from './document-view.js';
 import type { ShareLink } from './documents.schemas.js';
 import { escapeHtml } from './share-page.js';
 

@@ -1,5 +1,5 @@
 import { amountText, dateText, quantityText, TIER_LABELS } from './document-format.js';
-import type { CustomerDocument, EstimateDocument, InvoiceDocument } from './documents.service.js';
+import type { CustomerDocument, EstimateDocument, InvoiceDocument } from './document-view.js';
 
 type Pdf = PDFKit.PDFDocument;
 

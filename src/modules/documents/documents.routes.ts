@@ -7,15 +7,26 @@ import { errorResponses, ok, okSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { DocumentParams, SendDocumentBody, SentDocument, ShareLink } from './documents.schemas.js';
-import { createShareLink, documentPdf, sendDocument, type LinkContext } from './documents.service.js';
+import { createShareLink, recordPdf, sendDocument, type LinkContext } from './documents.service.js';
+import { RendererBusyError } from './document-renderer.js';
 import type { DocumentKind } from './share-links.js';
 
 export const PdfResponse = {
-  description: 'The PDF of the current record (made on each request).',
+  description: 'The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged).',
   content: { 'application/pdf': { schema: z.string().meta({ format: 'binary' }) } },
 };
 
-export function sendPdf(reply: FastifyReply, pdf: Buffer, filename: string) {
+/** Runs work that renders a PDF; a saturated renderer's 503 carries Retry-After. */
+export async function withRenderer<T>(reply: FastifyReply, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof RendererBusyError) reply.header('retry-after', String(error.retryAfterSeconds));
+    throw error;
+  }
+}
+
+export function sendPdf(reply: FastifyReply, { pdf, filename }: { pdf: Buffer; filename: string }) {
   return reply
     .header('content-type', 'application/pdf')
     .header('content-disposition', `inline; filename="${filename}"`)
@@ -55,15 +66,17 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
             `application/pdf: the company's name and address, the customer and service address, the number and dates, ` +
             (kind === 'invoice' ? 'the line items' : 'the chosen tier, add-ons and adjustments') +
             ', the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages ' +
-            'with their header repeated. Made from the current record on each request. Errors answer the JSON envelope.',
+            'with their header repeated. Always the current record: rendered off the request path, and served from a cache only while ' +
+            'the record and everything it shows are unchanged. When every renderer is busy and the queue is full: 503 ' +
+            'service_unavailable with Retry-After. Errors answer the JSON envelope.',
           security: SECURITY,
           params: DocumentParams,
           response: { 200: PdfResponse, ...errorResponses(404) },
         },
       },
       async (request, reply) => {
-        const { pdf, filename } = await documentPdf(db(), kind, { companyId: request.principal.companyId, uuid: request.params.uuid });
-        return sendPdf(reply, pdf, filename);
+        const record = { companyId: request.principal.companyId, uuid: request.params.uuid };
+        return sendPdf(reply, await withRenderer(reply, () => recordPdf(db(), app.documentRenderer, kind, record)));
       },
     );
 
@@ -110,8 +123,12 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
           response: { 200: okSchema(SentDocument), ...errorResponses(404, 409, 413) },
         },
       },
-      async (request) =>
-        ok(await sendDocument(db(), config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {})),
+      async (request, reply) =>
+        ok(
+          await withRenderer(reply, () =>
+            sendDocument(db(), app.documentRenderer, config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {}),
+          ),
+        ),
     );
   }
 };

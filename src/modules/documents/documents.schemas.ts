@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { emailAddress, longText, nullableString, requiredText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { ESTIMATE_STATUSES, TIERS } from '../../db/schema/index.js';
+import { AddonSelection } from '../estimates/estimates.schemas.js';
 import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
 
 export const ShareLink = z
@@ -50,11 +51,8 @@ export const AcceptEstimateBody = z
       .optional()
       .describe('good, better or best: required for a tiered template; absent or null for a flat one.')
       .meta({ example: 'better' }),
-    selected_addons: z
-      .array(z.string().max(100))
-      .max(100)
-      .optional()
-      .describe('Ids of the template add-ons the customer wants; absent means none (an unchecked form). Unknown ids are 400.')
+    selected_addons: AddonSelection.optional()
+      .describe('Ids of the template add-ons the customer wants, each at most once; absent means none (an unchecked form). Unknown or repeated ids are 400.')
       .meta({ example: ['permit'] }),
     signature_name: requiredText(200).describe('The name the customer signs with; required.').meta({ example: 'Dana Reyes' }),
     response_notes: longText(5000).nullable().optional().describe("The customer's note.").meta({ example: 'Please call before arriving.' }),

@@ -1,6 +1,6 @@
 import type { ErrorDetail } from '../../errors.js';
 import { dateText, dollars, quantityText, TIER_LABELS } from './document-format.js';
-import type { CompanyBlock, CustomerBlock, EstimateDocument, InvoiceDocument } from './documents.service.js';
+import type { CompanyBlock, CustomerBlock, EstimateDocument, InvoiceDocument } from './document-view.js';
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -254,5 +254,21 @@ export function notFoundPage(nonce: string): string {
     'Link not available',
     nonce,
     `<section class="card"><h1>This link is not available</h1><p>It may have expired or been replaced. Ask the company that sent it for a new link.</p></section>`,
+  );
+}
+
+export function rateLimitedPage(nonce: string): string {
+  return layout(
+    'Too many requests',
+    nonce,
+    `<section class="card"><h1>Too many requests</h1><p>This page was opened too often from your network in the last minute. Wait a minute, then reload it.</p></section>`,
+  );
+}
+
+export function busyPage(nonce: string): string {
+  return layout(
+    'Busy',
+    nonce,
+    `<section class="card"><h1>Please try again in a moment</h1><p>This page could not be prepared right now. Reload it in a few seconds.</p></section>`,
   );
 }

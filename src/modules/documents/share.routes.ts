@@ -5,23 +5,18 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { translate } from '../../plugins/errors.js';
+import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
-import { PdfResponse, sendPdf } from './documents.routes.js';
+import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
-import {
-  acceptEstimate,
-  declineEstimate,
-  estimateView,
-  openSharedDocument,
-  pdfFilename,
-  type EstimateDocument,
-  type InvoiceDocument,
-} from './documents.service.js';
-import { renderDocumentPdf } from './document-pdf.js';
+import { acceptEstimate, declineEstimate, documentPdf, openShared } from './documents.service.js';
+import { RendererBusyError } from './document-renderer.js';
+import { estimateView, type CustomerDocument, type EstimateDocument } from './document-view.js';
 import { SHARE_SEGMENT, sharePath, type DocumentKind } from './share-links.js';
-import { estimatePage, invoicePage, notFoundPage, type PageOptions } from './share-page.js';
+import { busyPage, notFoundPage, rateLimitedPage, type PageOptions } from './share-page.js';
+import type { SharedRecord } from './share-links.js';
 
 const TAG = 'Customer pages';
 const FORM = 'application/x-www-form-urlencoded';
@@ -32,6 +27,12 @@ const NOT_FOUND = {
   description: 'A malformed, tampered or expired link, or a deleted record (`not_found`); the page itself answers an HTML page.',
   content: { 'application/json': { schema: ErrorSchema } },
 };
+
+const RATE_LIMITED =
+  'Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served ' +
+  'without a key (`rate_limited`); retry after the seconds in Retry-After.';
+
+const RateLimitedJson = { description: RATE_LIMITED, content: { 'application/json': { schema: ErrorSchema } } };
 
 function isForm(request: FastifyRequest): boolean {
   return (request.headers['content-type'] ?? '').toLowerCase().startsWith(FORM);
@@ -51,11 +52,15 @@ function contentSecurityPolicy(nonce: string): string {
 
 function sendHtml(reply: FastifyReply, status: number, render: (nonce: string) => string) {
   const nonce = randomBytes(16).toString('base64');
+  return sendRendered(reply, status, nonce, render(nonce));
+}
+
+function sendRendered(reply: FastifyReply, status: number, nonce: string, html: string) {
   return reply
     .status(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('content-security-policy', contentSecurityPolicy(nonce))
-    .send(render(nonce));
+    .send(html);
 }
 
 /**
@@ -78,6 +83,13 @@ function normalizeForm(body: unknown): unknown {
  */
 export const shareRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
+  // One allowance per client address over every keyless route; the page and its forms are told in HTML.
+  await app.register(keylessRateLimitPlugin, {
+    htmlAnswer: (request, reply) => {
+      const page = request.method === 'GET' && request.routeOptions.url?.endsWith('/:token');
+      return page || isForm(request) ? sendHtml(reply, 429, rateLimitedPage) : undefined;
+    },
+  });
   // Form bodies are accepted by these routes only; the API stays JSON.
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   const { config } = app.deps;
@@ -88,8 +100,22 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
     if (request.method === 'POST' && isForm(request)) request.body = normalizeForm(request.body);
   });
 
-  const page = (document: EstimateDocument | InvoiceDocument, options: PageOptions) =>
-    document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
+  /** The customer page (built off the event loop when the document is large); a saturated renderer's page says so. */
+  async function sendPage(
+    reply: FastifyReply,
+    status: number,
+    record: SharedRecord,
+    document: CustomerDocument,
+    options: Omit<PageOptions, 'nonce'>,
+  ) {
+    const nonce = randomBytes(16).toString('base64');
+    try {
+      return sendRendered(reply, status, nonce, await app.documentRenderer.page(document, { ...options, nonce }, record.companyId));
+    } catch (error) {
+      if (!(error instanceof RendererBusyError)) throw error;
+      return sendHtml(reply.header('retry-after', String(error.retryAfterSeconds)), 503, busyPage);
+    }
+  }
 
   for (const kind of ['estimate', 'invoice'] as const) {
     const segment = SHARE_SEGMENT[kind];
@@ -111,14 +137,19 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
             'A malformed, tampered or expired link, or a deleted record: 404 (an HTML page).',
           security: [],
           params: ShareTokenParams,
-          response: { 200: HtmlResponse('The page.'), 404: HtmlResponse('The link is not available.') },
+          response: {
+            200: HtmlResponse('The page.'),
+            404: HtmlResponse('The link is not available.'),
+            429: HtmlResponse(`${RATE_LIMITED} The page says so in a few words.`),
+            503: HtmlResponse('The page of a large document could not be built now: every renderer is busy (Retry-After says when to come back).'),
+          },
         },
       },
       async (request, reply) => {
         const path = sharePath(kind, request.params.token);
         try {
-          const document = await openSharedDocument(db(), signer, kind, request.params.token);
-          return sendHtml(reply, 200, (nonce) => page(document, { path, nonce }));
+          const { record, document } = await openShared(db(), signer, kind, request.params.token);
+          return await sendPage(reply, 200, record, document, { path });
         } catch (error) {
           if (error instanceof AppError && error.code === 'not_found') return sendHtml(reply, 404, notFoundPage);
           throw error;
@@ -136,12 +167,20 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
           description: `The same PDF as GET /api/v1/${segment}/{uuid}/pdf, without a key. Errors answer the JSON envelope.`,
           security: [],
           params: ShareTokenParams,
-          response: { 200: PdfResponse, 404: NOT_FOUND },
+          response: {
+            200: PdfResponse,
+            404: NOT_FOUND,
+            429: RateLimitedJson,
+            503: {
+              description: 'Every PDF renderer is busy and the queue is full (`service_unavailable`); retry after the seconds in Retry-After.',
+              content: { 'application/json': { schema: ErrorSchema } },
+            },
+          },
         },
       },
       async (request, reply) => {
-        const document = await openSharedDocument(db(), signer, kind, request.params.token);
-        return sendPdf(reply, await renderDocumentPdf(document), pdfFilename(document));
+        const { record, document } = await openShared(db(), signer, kind, request.params.token);
+        return sendPdf(reply, await withRenderer(reply, () => documentPdf(app.documentRenderer, record, document)));
       },
     );
   }
@@ -166,10 +205,12 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       // Already answered: the page shows the outcome instead of the forms.
       if (error.code === 'invalid_status_transition') return reply.status(303).header('location', path).send();
       if (error.statusCode !== 400) throw caught;
-      const document = await openSharedDocument(db(), signer, kind, token);
-      return sendHtml(reply, 400, (nonce) =>
-        page(document, { path, nonce, error: { message: error.message, details: error.details }, values: request.body as Record<string, unknown> }),
-      );
+      const { record, document } = await openShared(db(), signer, kind, token);
+      return sendPage(reply, 400, record, document, {
+        path,
+        error: { message: error.message, details: error.details },
+        values: request.body as Record<string, unknown>,
+      });
     }
   }
 
@@ -182,6 +223,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         'with the error (text/html), or 303 to the page when the estimate was already answered.',
     ),
     404: NOT_FOUND,
+    429: { ...RateLimitedJson, description: `${RATE_LIMITED} A form gets a short HTML page instead.` },
   });
 
   app.post(

@@ -20,11 +20,13 @@ const selectedTier = z
 
 const quantity = quantityInput.optional().describe('Multiplies the unit price; > 0 with up to 3 decimals; default 1.').meta({ example: 1.5 });
 
-const selectedAddons = z
+/** Add-on ids as a client chooses them, each at most once: one rule for the API and the share page's accept. */
+export const AddonSelection = z
   .array(z.string().min(1).max(100))
   .max(100, 'must have at most 100 add-ons')
-  .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an add-on')
-  .nullable()
+  .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an add-on');
+
+const selectedAddons = AddonSelection.nullable()
   .optional()
   .describe('Ids of the template\'s add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.')
   .meta({ example: ['filter'] });

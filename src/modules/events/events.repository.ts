@@ -21,15 +21,40 @@ export interface FeedPage {
 }
 
 /**
- * The feed's visible, filtered events of a company. Only events of transactions older than every
- * transaction still running are visible: a transaction that started earlier but commits later can then
- * never place an event before one a reader has already passed. Values are placeholders: the statements
- * are prepared once per filter shape.
+ * The feed's horizon: an event is visible once its transaction id is below it. It is the lowest id of a
+ * transaction that may still commit an event of this feed: the smallest id the statement's snapshot
+ * sees in progress, or its xmax when none (every later transaction gets a larger id). A transaction that
+ * started earlier but commits later can then never place an event before one a reader has already passed
+ * (gap-free order, DECISIONS §9.1).
+ *
+ * In-progress transactions positively known to write no event of this feed are left out, so they cannot
+ * hold the feed back (§11): those the server shows running in another database, or under another
+ * application_name than this reader's connection (every instance of the API connects with the same one),
+ * and transactions prepared for two-phase commit in another database. Whatever is not found as such (a
+ * transaction that ended between the snapshot and the lookup, one of another user hidden from the lookup)
+ * counts as one of ours and holds the horizon, so an error can only delay the feed, never skip an event.
+ * The subquery is uncorrelated: PostgreSQL computes it once per statement, and looks up the activity only
+ * when the snapshot has transactions in progress. The `not in` list never holds a null (one would make
+ * every comparison unknown, the minimum empty and the horizon xmax): both of its sources exclude them.
  */
+const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.snapshot), (
+    select min(in_progress) from pg_snapshot_xip(current_snapshot.snapshot) as in_progress
+    where in_progress::xid not in (
+      select activity.backend_xid from pg_stat_get_activity(null) as activity
+      where activity.backend_xid is not null
+        and (activity.datid is distinct from (select oid from pg_database where datname = current_database())
+          or activity.application_name is distinct from current_setting('application_name'))
+      union all
+      select prepared.transaction from pg_prepared_xact() as prepared
+      where prepared.dbid <> (select oid from pg_database where datname = current_database())
+    )))
+  from (select pg_current_snapshot() as snapshot) as current_snapshot)`);
+
+/** The feed's visible, filtered events of a company. Values are placeholders: the statements are prepared once per filter shape. */
 function feedConditions(filters: FeedFilters): SQL {
   return and(
     eq(events.companyId, sql.placeholder('companyId')),
-    sql`${events.txid} < pg_snapshot_xmin(pg_current_snapshot())`,
+    sql`${events.txid} < ${FEED_HORIZON}`,
     filters.types ? sql`${events.type} = any(${sql.placeholder('types')}::text[])` : undefined,
     filters.objectUuid ? eq(events.objectUuid, sql.placeholder('objectUuid')) : undefined,
   ) as SQL;
@@ -47,27 +72,56 @@ function feedParams(companyId: string, filters: FeedFilters) {
   };
 }
 
-/** The feed's rows after the conditions, in (txid, seq) order: one more than the page tells whether more follow. */
-function pageRows(filters: FeedFilters, after?: SQL): SQL {
-  return sql`select ${eventJson} as event_json from ${events}
-    where ${and(feedConditions(filters), after)}
-    order by ${events.txid}, ${events.seq} limit ${sql.placeholder('limit')}`;
-}
+/** The most event JSON a feed page holds (DECISIONS §11); a larger event is served alone on its page. */
+export const FEED_PAGE_MAX_BYTES = 1024 * 1024;
 
 /**
- * The page's JSON array text from its rows' event JSON texts (null for none, as a lateral join gives).
- * The rows come back one by one and are joined here: aggregating them in PostgreSQL (a numbered window
- * and an ordered string_agg) cost it more than the whole rest of the statement.
+ * The feed's rows after the conditions, in (txid, seq) order, one more than the page (it tells whether
+ * more follow), numbered from 1. Each row's JSON is returned only while the page's running size stays
+ * within FEED_PAGE_MAX_BYTES (the first row always): rows past the cut come back as a number without
+ * their JSON, so a page never brings more than about 1 MiB of large records into memory.
  */
-function toFeedPage(rows: ReadonlyArray<{ event_json: string | null }>, limit: number): FeedPage {
+function pageRows(filters: FeedFilters, after?: SQL): SQL {
+  return sql`select case when sized.n = 1 or sized.bytes <= ${sql.raw(String(FEED_PAGE_MAX_BYTES))} then sized.event_json end as event_json, sized.n
+    from (
+      select page.event_json,
+        row_number() over running as n,
+        sum(octet_length(page.event_json)) over running as bytes
+      from (
+        select ${eventJson} as event_json, ${events.txid} as txid, ${events.seq} as seq from ${events}
+        where ${and(feedConditions(filters), after)}
+        order by ${events.txid}, ${events.seq} limit ${sql.placeholder('limit')}
+      ) page
+      window running as (order by page.txid, page.seq rows between unbounded preceding and current row)
+    ) sized
+    order by sized.n`;
+}
+
+/** A page's rows: numbered from 1 (null n: no row, as a lateral join gives), the JSON null past the byte cut. */
+type PageRow = { event_json: string | null; n: number | string | null };
+
+/**
+ * The page's JSON array text from its rows' event JSON texts. The rows come back one by one and are
+ * joined here: aggregating them in PostgreSQL (a numbered window and an ordered string_agg) cost it more
+ * than the whole rest of the statement. The page ends at `limit` events or at the first row cut by size.
+ */
+function toFeedPage(rows: readonly PageRow[], limit: number): FeedPage {
   const texts: string[] = [];
-  for (const row of rows) if (row.event_json !== null) texts.push(row.event_json);
-  return { eventsJson: `[${texts.slice(0, limit).join(',')}]`, hasMore: texts.length > limit };
+  let hasMore = false;
+  for (const row of rows) {
+    if (row.n === null) continue;
+    if (texts.length === limit || row.event_json === null) {
+      hasMore = true;
+      break;
+    }
+    texts.push(row.event_json);
+  }
+  return { eventsJson: `[${texts.join(',')}]`, hasMore };
 }
 
 /** The first page of the feed in (txid, seq) order. */
 export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<FeedPage> {
-  const rows = await executePrepared<{ event_json: string }>(db, `events_feed_${shapeOf(filters)}`, () => pageRows(filters), feedParams(companyId, filters));
+  const rows = await executePrepared<PageRow>(db, `events_feed_${shapeOf(filters)}`, () => pageRows(filters), feedParams(companyId, filters));
   return toFeedPage(rows, filters.limit);
 }
 
@@ -82,10 +136,10 @@ export async function selectFeedPageAfter(
   afterUuid: string,
   filters: FeedFilters,
 ): Promise<(FeedPage & { afterCreatedAt: Date }) | null> {
-  const rows = await executePrepared<{ after_created_at: string | Date; event_json: string | null }>(
+  const rows = await executePrepared<PageRow & { after_created_at: string | Date }>(
     db,
     `events_feed_after_${shapeOf(filters)}`,
-    () => sql`select after_event.created_at as after_created_at, page.event_json
+    () => sql`select after_event.created_at as after_created_at, page.event_json, page.n
       from (select ${events.txid} as txid, ${events.seq} as seq, ${events.createdAt} as created_at from ${events}
             where ${events.companyId} = ${sql.placeholder('companyId')} and ${events.uuid} = ${sql.placeholder('after')}) after_event
       left join lateral (${pageRows(filters, sql`(${events.txid}, ${events.seq}) > (after_event.txid, after_event.seq)`)}) page on true`,

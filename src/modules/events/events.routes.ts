@@ -11,7 +11,9 @@ const TAG = 'Events';
 const FEED_DESCRIPTION =
   'The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: ' +
   'you never miss an event nor see one twice, even while many transactions commit out of order (an event appears ' +
-  'once every transaction that started before it has ended, normally within 2 seconds of its commit). Events are ' +
+  'once every transaction of this API that started before it has ended, normally within 2 seconds of its commit; nothing ' +
+  'else running on the database server delays it). A page holds at most `limit` events and 1 MiB of event JSON: it stops ' +
+  'before the event that would pass 1 MiB (it always holds at least one) with has_more true. Events are ' +
   'kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company\'s or no longer kept is 400.';
 
 export const eventRoutes: FastifyPluginAsync = async (parent) => {

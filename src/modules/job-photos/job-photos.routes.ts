@@ -54,6 +54,13 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
   });
 
+  // A shutdown cuts the uploads in progress, so their partial files are removed before the process exits
+  // instead of the server waiting for a slow client until it is killed.
+  const shutdown = new AbortController();
+  app.addHook('preClose', async () => {
+    shutdown.abort(new AppError('service_unavailable', 'The server is shutting down; send the upload again.'));
+  });
+
   const db = () => app.deps.database.db;
   const links = (request: FastifyRequest): service.PhotoLinks => ({ storage: app.deps.storage, link: linkOptions(request) });
   const linkOptions = (request: FastifyRequest): LinkOptions => ({
@@ -142,7 +149,9 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
           links: links(request),
           // A retry is recognised by the bytes just read: its first answer is sent instead.
           beforeCommit: () => request.settleStreamedIdempotency(reply),
-          onDeadline: () => reply.header('connection', 'close'),
+          // The client may still be sending: the answer closes the connection instead of reading the rest.
+          onCut: () => reply.header('connection', 'close'),
+          signal: shutdown.signal,
         },
       );
       return photos === null ? reply : ok({ photos });

@@ -45,8 +45,13 @@ export interface UploadOptions {
    * under the same Idempotency-Key): what was stored is discarded and nothing is committed.
    */
   beforeCommit: () => Promise<boolean>;
-  /** Runs when the deadline cut the upload, before its error is thrown. */
-  onDeadline?: () => void;
+  /** Runs when the upload is cut (past the deadline, or by `signal`), before its error is thrown. */
+  onCut?: () => void;
+  /**
+   * Ends the upload early (the client went away, the server shuts down): the file being read is cut, what
+   * was stored is removed, and the upload fails with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 const ACCEPTED_TYPES = 'JPEG, PNG, WebP, HEIC/HEIF or GIF';
@@ -221,42 +226,49 @@ function parseFields(fields: Record<string, string>): UploadFields {
 }
 
 /**
- * Bounds the reading of an upload: when `ms` has passed since it started, the file being read is cut and
- * the upload fails with 400, whatever the client still does. `afterwards` runs once the cut reading has
- * settled, to remove what it stored meanwhile.
+ * Bounds the reading of an upload: when `ms` has passed since it started, or when `signal` aborts, the
+ * file being read is cut and the upload fails (400 past the deadline, the signal's reason otherwise),
+ * whatever the client still does. `afterwards` runs once the cut reading has settled, to remove what it
+ * stored meanwhile (a partial file is removed by the storage as its write fails).
  */
-async function withUploadDeadline<T>(
+async function withUploadBounds<T>(
   ms: number,
-  onDeadline: (() => void) | undefined,
+  signal: AbortSignal | undefined,
+  onCut: (() => void) | undefined,
   work: (track: (file: Readable) => void) => Promise<T>,
   afterwards: () => Promise<void>,
 ): Promise<T> {
   const expiredError = new AppError('validation_error', `The upload did not complete within ${ms / 1000} s.`);
   let current: Readable | undefined;
-  let expired = false;
+  let cutBy: unknown;
   let timer: NodeJS.Timeout | undefined;
   const track = (file: Readable) => {
-    if (expired) throw expiredError;
+    if (cutBy !== undefined) throw cutBy;
     current = file;
   };
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      expired = true;
-      current?.destroy(expiredError);
-      reject(expiredError);
-    }, ms);
+  let onAbort: (() => void) | undefined;
+  const bounds = new Promise<never>((_resolve, reject) => {
+    const cut = (reason: unknown) => {
+      if (cutBy !== undefined) return;
+      cutBy = reason;
+      onCut?.();
+      current?.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+      reject(reason);
+    };
+    timer = setTimeout(() => cut(expiredError), ms);
+    onAbort = () => cut(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
   const running = work(track);
   try {
-    return await Promise.race([running, deadline]);
+    return await Promise.race([running, bounds]);
   } catch (error) {
-    if (expired) {
-      onDeadline?.();
-      void running.catch(() => undefined).then(afterwards);
-    }
+    if (cutBy !== undefined) void running.catch(() => undefined).then(afterwards);
     throw error;
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -302,9 +314,10 @@ export async function uploadPhotos(
   const upload = new PhotoUpload(db, storage, actor, jobUuid, options.maxPhotoBytes, options.links);
   let rows: repository.JobPhotoRow[];
   try {
-    const fields = await withUploadDeadline(
+    const fields = await withUploadBounds(
       options.uploadTimeoutMs,
-      options.onDeadline,
+      options.signal,
+      options.onCut,
       (track) => readParts(db, upload, actor.companyId, jobUuid, parts, track),
       () => upload.discard(),
     );

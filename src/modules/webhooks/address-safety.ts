@@ -20,6 +20,7 @@ const PRIVATE_RANGES: Record<string, string> = {
   loopback: 'a loopback',
   private: 'a private',
   uniqueLocal: 'a private',
+  deprecatedSiteLocal: 'a private (site-local fec0::/10)',
   carrierGradeNat: 'a shared (100.64.0.0/10)',
 };
 const FORBIDDEN_RANGES: Record<string, string> = {
@@ -29,26 +30,44 @@ const FORBIDDEN_RANGES: Record<string, string> = {
   broadcast: 'a broadcast',
 };
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped, NAT64 or 6to4), if it carries one. */
-function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
-  const range = address.range();
+/** NAT64 for local use (RFC 8215), whose IPv4 part depends on the network's prefix length: a private network. */
+const LOCAL_NAT64 = ipaddr.parseCIDR('64:ff9b:1::/48');
+
+/**
+ * The IPv4 addresses an IPv6 address carries in any of its textual forms: IPv4-compatible (::a.b.c.d),
+ * IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::a.b.c.d), 6to4
+ * (2002:aabb:ccdd::) and Teredo (its server and its obfuscated client). Each is refused as that IPv4
+ * address would be: the host that answers may be the IPv4 one.
+ */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] {
   const bytes = address.toByteArray();
-  if (address.isIPv4MappedAddress() || range === 'ipv4Mapped' || range === 'rfc6052') {
-    return new ipaddr.IPv4(bytes.slice(12, 16));
-  }
-  if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
+  const last = () => new ipaddr.IPv4(bytes.slice(12, 16));
+  const range = address.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') return [last()];
+  // ::/96 other than :: and ::1 (their own ranges): the deprecated IPv4-compatible form.
+  if (bytes.slice(0, 12).every((byte) => byte === 0) && range !== 'unspecified' && range !== 'loopback') return [last()];
+  if (range === '6to4') return [new ipaddr.IPv4(bytes.slice(2, 6))];
+  if (range === 'teredo') return [new ipaddr.IPv4(bytes.slice(4, 8)), new ipaddr.IPv4(bytes.slice(12, 16).map((byte) => byte ^ 0xff))];
+  return [];
+}
+
+function refusalOfParsed(parsed: ipaddr.IPv4 | ipaddr.IPv6, allowPrivateNetworks: boolean): string | undefined {
+  const range = parsed.range();
+  const forbidden = FORBIDDEN_RANGES[range];
+  if (forbidden) return forbidden;
+  const privateRange = PRIVATE_RANGES[range] ?? (parsed.kind() === 'ipv6' && parsed.match(LOCAL_NAT64) ? 'a private (local-use NAT64)' : undefined);
+  if (privateRange && !allowPrivateNetworks) return privateRange;
   return undefined;
 }
 
-/** The refused kind of this address under the policy (e.g. "a loopback address (::1)"), or undefined when allowed. */
+/** The refused kind of this address under the policy (e.g. "a loopback address"), or undefined when allowed. */
 export function refusalOf(address: string, allowPrivateNetworks: boolean): string | undefined {
-  let parsed: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6') parsed = embeddedIpv4(parsed as ipaddr.IPv6) ?? parsed;
-  const range = parsed.range();
-  const forbidden = FORBIDDEN_RANGES[range];
-  if (forbidden) return `${forbidden} address (${address})`;
-  const privateRange = PRIVATE_RANGES[range];
-  if (privateRange && !allowPrivateNetworks) return `${privateRange} address (${address})`;
+  const parsed = ipaddr.parse(address);
+  const carried = parsed.kind() === 'ipv6' ? embeddedIpv4(parsed as ipaddr.IPv6) : [];
+  for (const candidate of [parsed, ...carried]) {
+    const refusal = refusalOfParsed(candidate, allowPrivateNetworks);
+    if (refusal) return `${refusal} address`;
+  }
   return undefined;
 }
 
@@ -60,27 +79,25 @@ export function hostOf(url: URL): string {
 /**
  * Resolves the url's host and checks every address it resolves to; returns the one to connect to, so the
  * connection goes to the address that was checked (a second resolution could answer differently: DNS
- * rebinding). Throws UnsafeAddressError when the host does not resolve or any address is refused.
+ * rebinding). Throws UnsafeAddressError when the host does not resolve or any address is refused. The
+ * message never says what a name resolves to, nor tells a name that does not resolve from one that
+ * resolves to a refused address: an error must not map the server's internal network for its caller.
  */
 export async function resolveSafeAddress(url: URL, policy: AddressPolicy): Promise<{ address: string; family: 4 | 6 }> {
   const host = hostOf(url);
-  let addresses: Array<{ address: string; family: number }>;
   if (isIP(host)) {
-    addresses = [{ address: host, family: isIP(host) }];
-  } else {
-    try {
-      addresses = await policy.resolveHost(host);
-    } catch {
-      throw new UnsafeAddressError(`host ${host} could not be resolved`);
-    }
-    if (addresses.length === 0) throw new UnsafeAddressError(`host ${host} could not be resolved`);
+    const refusal = refusalOf(host, policy.allowPrivateNetworks);
+    if (refusal) throw new UnsafeAddressError(`${host} is ${refusal}, which webhooks may not be sent to`);
+    return { address: host, family: isIP(host) === 6 ? 6 : 4 };
   }
-  for (const { address } of addresses) {
-    const refusal = refusalOf(address, policy.allowPrivateNetworks);
-    if (refusal) {
-      throw new UnsafeAddressError(isIP(host) ? `${refusal} is not allowed` : `host ${host} resolves to ${refusal}, which is not allowed`);
-    }
+  const unreachable = () => new UnsafeAddressError(`host ${host} does not resolve to public addresses only`);
+  let addresses: Array<{ address: string; family: number }>;
+  try {
+    addresses = await policy.resolveHost(host);
+  } catch {
+    throw unreachable();
   }
+  if (addresses.length === 0 || addresses.some(({ address }) => refusalOf(address, policy.allowPrivateNetworks))) throw unreachable();
   const chosen = addresses[0];
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
 }

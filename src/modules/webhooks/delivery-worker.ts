@@ -128,7 +128,7 @@ export class DeliveryWorker {
     let result: AttemptResult;
     if (!delivery.endpointLive || !delivery.endpointEnabled) {
       const why = delivery.endpointLive ? 'The endpoint was disabled.' : 'The endpoint was deleted.';
-      result = { status: 'failed', responseStatus: null, error: why };
+      result = { status: 'failed', responseStatus: null, responseBody: null, error: why };
     } else {
       result = await this.send(delivery);
     }
@@ -153,7 +153,10 @@ export class DeliveryWorker {
     this.recording = undefined;
   }
 
-  /** One attempt: check the address again, POST to it within the timeout, and classify the outcome. */
+  /**
+   * One attempt: check the address again, POST to it and read the answer within the timeout (at most
+   * 64 KiB of it, sender.ts), and classify the outcome by the status alone.
+   */
   private async send(delivery: ClaimedDelivery): Promise<AttemptResult> {
     const timeoutMs = this.config.WEBHOOK_TIMEOUT_MS;
     // One controller per attempt, its timer and shutdown listener removed as soon as the attempt ends: at
@@ -169,13 +172,13 @@ export class DeliveryWorker {
     const onInterrupt = () => controller.abort(this.interrupt.signal.reason);
     if (this.interrupt.signal.aborted) onInterrupt();
     else this.interrupt.signal.addEventListener('abort', onInterrupt, { once: true });
-    let outcome: { responseStatus: number | null; error: string | null };
+    let outcome: { responseStatus: number | null; responseBody: string | null; error: string | null };
     try {
       const url = new URL(delivery.url);
       const target = await abortable(resolveSafeAddress(url, this.policy), signal);
       const body = delivery.eventJson;
       const timestamp = Math.floor(Date.now() / 1000);
-      const status = await postWebhook({
+      const { status, body: responseBody } = await postWebhook({
         url,
         ...target,
         body,
@@ -188,16 +191,16 @@ export class DeliveryWorker {
           'webhook-signature': signWebhook(delivery.secret, delivery.eventUuid, timestamp, body),
         },
       });
-      if (status >= 200 && status < 300) return { status: 'succeeded', responseStatus: status, error: null };
+      if (status >= 200 && status < 300) return { status: 'succeeded', responseStatus: status, responseBody, error: null };
       const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-      outcome = { responseStatus: status, error: `The receiver answered HTTP ${status}${redirect}.` };
+      outcome = { responseStatus: status, responseBody, error: `The receiver answered HTTP ${status}${redirect}.` };
     } catch (error) {
       let message: string;
       if (error instanceof UnsafeAddressError) message = `Address refused: ${error.message}.`;
       else if (this.interrupt.signal.aborted) message = 'The attempt was interrupted by a shutdown.';
       else if (timedOut) message = `No answer within ${timeoutMs} ms.`;
       else message = `The request failed: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`;
-      outcome = { responseStatus: null, error: message };
+      outcome = { responseStatus: null, responseBody: null, error: message };
     } finally {
       clearTimeout(timer);
       this.interrupt.signal.removeEventListener('abort', onInterrupt);

@@ -57,12 +57,25 @@ const agents = {
  */
 const STALE_CONNECTION_RETRIES = 2;
 
+/** The most of a receiver's answer an attempt reads (DECISIONS §11); past it the connection is closed. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+/** The most of an answer's body the delivery log keeps. */
+export const LOGGED_ANSWER_BYTES = 1024;
+
+export interface WebhookAnswer {
+  /** The receiver's HTTP status: it alone decides the attempt. */
+  status: number;
+  /** The first LOGGED_ANSWER_BYTES of the body, as text. */
+  body: string;
+}
+
 /**
- * POSTs the body and answers the receiver's status as soon as it is known. Redirects are not followed
- * (node's client never does); the response body is read to the end and discarded, so the connection can
- * serve the next attempt.
+ * POSTs the body and reads the receiver's answer: its status, and at most MAX_ANSWER_BYTES of its body
+ * until the request's signal ends the attempt (WEBHOOK_TIMEOUT_MS from its start, or a shutdown). An
+ * answer cut short there, or longer, closes its connection; a complete one leaves the connection to serve
+ * the next attempt. Redirects are not followed (node's client never does).
  */
-export async function postWebhook(request: WebhookRequest): Promise<number> {
+export async function postWebhook(request: WebhookRequest): Promise<WebhookAnswer> {
   for (let retry = 0; ; retry++) {
     try {
       return await postOnce(request);
@@ -76,7 +89,12 @@ export async function postWebhook(request: WebhookRequest): Promise<number> {
 /** The request failed on a reused connection before the receiver answered. */
 class StaleConnectionError extends Error {}
 
-function postOnce(request: WebhookRequest): Promise<number> {
+/** The kept start of a body as text a text column can hold: incomplete trailing characters dropped, no NUL. */
+function loggedText(bytes: Buffer): string {
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes, { stream: true }).replaceAll('\u0000', '\ufffd');
+}
+
+function postOnce(request: WebhookRequest): Promise<WebhookAnswer> {
   const secure = request.url.protocol === 'https:';
   const client = secure ? https : http;
   const options: PinnedOptions & https.RequestOptions = {
@@ -87,16 +105,32 @@ function postOnce(request: WebhookRequest): Promise<number> {
     pinnedAddress: request.address,
     signal: request.signal,
   };
-  return new Promise<number>((resolve, reject) => {
+  return new Promise<WebhookAnswer>((resolve, reject) => {
     let answered = false;
     const outgoing = client.request(request.url, options, (response) => {
       answered = true;
+      const status = response.statusCode ?? 0;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      let readBytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        readBytes += chunk.length;
+        if (keptBytes < LOGGED_ANSWER_BYTES) {
+          const part = chunk.subarray(0, LOGGED_ANSWER_BYTES - keptBytes);
+          kept.push(part);
+          keptBytes += part.length;
+        }
+        // Destroying the answer closes its connection, which is then never reused.
+        if (readBytes > MAX_ANSWER_BYTES) response.destroy();
+      });
       response.on('error', () => undefined);
-      response.resume();
-      resolve(response.statusCode ?? 0);
+      // After the end of a complete body, or once the body was cut: too long, past the deadline, interrupted.
+      response.on('close', () => resolve({ status, body: loggedText(Buffer.concat(kept)) }));
     });
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      const staleConnection = outgoing.reusedSocket && !answered && error.code === 'ECONNRESET';
+      // Once the status is in, an error only cuts the body: the answer's close reports what was read.
+      if (answered) return;
+      const staleConnection = outgoing.reusedSocket && error.code === 'ECONNRESET';
       reject(staleConnection ? new StaleConnectionError('stale kept connection', { cause: error }) : error);
     });
     outgoing.end(request.body);

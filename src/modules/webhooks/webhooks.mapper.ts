@@ -26,6 +26,7 @@ export function toDeliveryResponse(row: DeliveryRow): DeliveryResponse {
     last_attempt_at: row.lastAttemptAt?.toISOString() ?? null,
     next_attempt_at: row.nextAttemptAt?.toISOString() ?? null,
     last_response_status: row.lastResponseStatus,
+    last_response_body: row.lastResponseBody,
     last_error: row.lastError,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

@@ -204,6 +204,8 @@ export interface AttemptResult {
   /** Seconds until the next attempt when status is pending. */
   retryInSeconds?: number;
   responseStatus: number | null;
+  /** The first 1 KiB of the receiver's answer, when it answered. */
+  responseBody: string | null;
   error: string | null;
 }
 
@@ -224,7 +226,8 @@ export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promi
     attempts.map(
       ({ claimed, result }) =>
         sql`(${claimed.companyId}::uuid, ${claimed.uuid}::uuid, ${claimed.attempts}::int, ${result.status}::text,
-             ${Math.round((result.retryInSeconds ?? 0) * 1000)}::int, ${result.responseStatus}::int, ${result.error}::text)`,
+             ${Math.round((result.retryInSeconds ?? 0) * 1000)}::int, ${result.responseStatus}::int, ${result.responseBody}::text,
+             ${result.error}::text)`,
     ),
     sql`, `,
   );
@@ -234,9 +237,10 @@ export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promi
         next_attempt_at = case when outcome.status = 'pending' then now() + outcome.retry_ms * interval '1 millisecond' end,
         lease_expires_at = null,
         last_response_status = outcome.response_status,
+        last_response_body = outcome.response_body,
         last_error = outcome.error,
         updated_at = now()
-    from (values ${values}) as outcome(company_id, uuid, attempts, status, retry_ms, response_status, error)
+    from (values ${values}) as outcome(company_id, uuid, attempts, status, retry_ms, response_status, response_body, error)
     where delivery.company_id = outcome.company_id and delivery.uuid = outcome.uuid
       and delivery.status = 'pending' and delivery.attempts = outcome.attempts
   `);

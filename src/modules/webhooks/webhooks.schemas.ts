@@ -75,6 +75,9 @@ export const DeliveryResponse = z
     last_attempt_at: timestampOutput.nullable(),
     next_attempt_at: timestampOutput.nullable().describe('When the next attempt is due; null once the delivery is done.'),
     last_response_status: z.number().int().nullable().describe("The receiver's HTTP status of the last attempt, if it answered."),
+    last_response_body: nullableString.describe(
+      "The first 1 KiB of the receiver's answer to the last attempt, as text, if it answered (an attempt reads at most 64 KiB).",
+    ),
     last_error: nullableString.describe('Why the last attempt failed, if it did.'),
     created_at: timestampOutput,
     updated_at: timestampOutput,

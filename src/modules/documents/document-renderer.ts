@@ -1,0 +1,167 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { AppError } from '../../errors.js';
+import { etagOf } from '../../shared/etag.js';
+import type { CustomerDocument } from './document-view.js';
+import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
+
+export interface DocumentRendererOptions {
+  /** Worker threads (PDF_RENDER_THREADS). */
+  threads: number;
+  /** Documents waiting for a thread at most (PDF_RENDER_QUEUE); past it a render is refused with 503. */
+  queue: number;
+  /** Bytes of rendered PDFs kept (PDF_CACHE_BYTES); 0 keeps none. */
+  cacheBytes: number;
+  /** How long an idle thread lives before it exits and frees its memory. */
+  idleTimeoutMs?: number;
+}
+
+/** Seconds a client refused by a full queue is asked to wait (Retry-After). */
+const BUSY_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Pages of at most this many table rows (line items, add-ons) are built on the event loop, in a few
+ * milliseconds at the longest row text; larger ones go to the pool like PDFs.
+ */
+const INLINE_PAGE_ROWS = 200;
+
+/** 503 with Retry-After: every thread is busy and the queue (or the company's share of it) is full. */
+export class RendererBusyError extends AppError {
+  readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
+
+  constructor() {
+    super('service_unavailable', `Too many documents are being rendered; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`);
+  }
+}
+
+/** What piscina rejects a task with when its queue is full. */
+const QUEUE_FULL = /^(Task queue is at limit|No task queue available)$/;
+
+/**
+ * The worker module beside this one: document-worker.ts under tsx (tests, development), which the thread
+ * loads through tsx as well, or the compiled document-worker.js of dist/ (the image).
+ */
+function workerModule(): { filename: string; execArgv: string[] } {
+  const extension = extname(fileURLToPath(import.meta.url));
+  const filename = new URL(`./document-worker${extension}`, import.meta.url).href;
+  return { filename, execArgv: extension === '.ts' ? ['--import', 'tsx'] : [] };
+}
+
+/** Rendered PDFs by the hash of everything they show, the least recently used dropped first past the byte bound. */
+class PdfCache {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): Buffer | undefined {
+    const pdf = this.entries.get(key);
+    if (pdf) {
+      this.entries.delete(key);
+      this.entries.set(key, pdf);
+    }
+    return pdf;
+  }
+
+  set(key: string, pdf: Buffer): void {
+    if (pdf.length > this.maxBytes || this.entries.has(key)) return;
+    this.entries.set(key, pdf);
+    this.bytes += pdf.length;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= old.length;
+    }
+  }
+}
+
+function tableRows(document: CustomerDocument): number {
+  return document.kind === 'invoice' ? (document.invoice.line_items?.length ?? 1) : document.template.addons.length + 1;
+}
+
+/**
+ * Renders documents in a small pool of worker threads, so a large one never stalls the event loop that
+ * serves every other request (DECISIONS §11): every PDF, and the customer pages of large documents. The
+ * queue is bounded: when it is full a render is refused at once (503 with Retry-After) instead of
+ * waiting without end, and one company may hold at most a quarter of it, so a company rendering many
+ * documents fills its own share and the others' renders still queue. A PDF is cached under the hash of
+ * its whole view model (the record and everything else the PDF shows), so a cached copy is never stale,
+ * and concurrent requests for the same content share one render.
+ */
+export class DocumentRenderer {
+  private readonly pool: Piscina;
+  private readonly cache: PdfCache;
+  private readonly rendering = new Map<string, Promise<Buffer>>();
+  /** Renders waiting or running, per company. */
+  private readonly pendingByCompany = new Map<string, number>();
+  private readonly perCompany: number;
+
+  constructor(private readonly options: DocumentRendererOptions) {
+    this.pool = new Piscina({
+      ...workerModule(),
+      // No thread until the first render: the layout engine and its fonts stay out of instances that make none.
+      minThreads: 0,
+      maxThreads: options.threads,
+      maxQueue: options.queue,
+      idleTimeout: options.idleTimeoutMs ?? 60_000,
+      // Rendering yields the CPU to the event loop's thread when both want it (Linux, where supported).
+      niceIncrement: 10,
+    });
+    this.cache = new PdfCache(options.cacheBytes);
+    this.perCompany = Math.max(1, Math.floor((options.threads + options.queue) / 4));
+  }
+
+  /** The PDF of a document of `companyId`, from the cache when its content is unchanged. */
+  async pdf(document: CustomerDocument, companyId: string): Promise<Buffer> {
+    const key = etagOf(document);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    let pending = this.rendering.get(key);
+    if (!pending) {
+      pending = this.run(companyId, async () => {
+        const bytes = (await this.pool.run(document)) as Uint8Array;
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      }).finally(() => this.rendering.delete(key));
+      this.rendering.set(key, pending);
+    }
+    const pdf = await pending;
+    this.cache.set(key, pdf);
+    return pdf;
+  }
+
+  /** The customer page of a document: on the event loop when it is small, in the pool when it is large. */
+  async page(document: CustomerDocument, options: PageOptions, companyId: string): Promise<string> {
+    if (tableRows(document) <= INLINE_PAGE_ROWS) {
+      return document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
+    }
+    return this.run(companyId, async () => (await this.pool.run({ document, options }, { name: 'renderPage' })) as string);
+  }
+
+  /** Runs a task in the pool within the company's share and the queue's bound. */
+  private async run<T>(companyId: string, task: () => Promise<T>): Promise<T> {
+    const pending = this.pendingByCompany.get(companyId) ?? 0;
+    if (pending >= this.perCompany || this.pool.queueSize >= this.options.queue) throw new RendererBusyError();
+    this.pendingByCompany.set(companyId, pending + 1);
+    try {
+      return await task();
+    } catch (error) {
+      if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RendererBusyError();
+      throw error;
+    } finally {
+      const left = (this.pendingByCompany.get(companyId) ?? 1) - 1;
+      if (left > 0) this.pendingByCompany.set(companyId, left);
+      else this.pendingByCompany.delete(companyId);
+    }
+  }
+
+  /** Renders completed by the threads (a cached PDF is not one). */
+  get completed(): number {
+    return this.pool.completed;
+  }
+
+  /** Waits for the renders under way, then ends the threads. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
