@@ -2217,17 +2217,40 @@ export interface components {
              */
             total_pages: number;
         };
+        /**
+         * @description What went wrong, a closed list; branch on it, never on the message.
+         * @enum {string}
+         */
+        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+        /**
+         * @description What is wrong with the field: required (absent), empty, invalid_type, invalid_format, invalid_enum (the message lists the values), out_of_range, unknown_field, read_only (cannot be set, or cannot change after create), invalid_reference (not a live record of the company, or not the one the rest of the body implies), invalid (any other rule; the message says which).
+         * @enum {string}
+         */
+        ErrorDetailCode: "required" | "empty" | "invalid_type" | "invalid_format" | "invalid_enum" | "out_of_range" | "unknown_field" | "read_only" | "invalid_reference" | "invalid";
+        ErrorDetail: {
+            /**
+             * @description The field: `line_items[0].quantity`, a query or path parameter, or a header.
+             * @example email
+             */
+            field: string;
+            code: components["schemas"]["ErrorDetailCode"];
+            /**
+             * @description Follows the field name, for people: "is required", "must be an email address".
+             * @example must be an email address
+             */
+            message: string;
+        };
         Error: {
             /** @constant */
             success: false;
             error: {
-                /** @enum {string} */
-                code: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+                code: components["schemas"]["ErrorCode"];
+                /** @description A sentence for people; it may change. */
                 message: string;
-                details?: {
-                    field: string;
-                    message: string;
-                }[];
+                /** @description The x-request-id of the request; quote it when reporting a problem. */
+                request_id: string;
+                /** @description Validation errors: one item per problem of a field. */
+                details?: components["schemas"]["ErrorDetail"][];
             };
         };
         Company: {

@@ -5,6 +5,7 @@
  * parameters, `format: uuid` on returned ids, and no component schema that nothing references.
  */
 
+import type { ErrorDetail } from '../errors.js';
 import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
 import { ETAG_OPERATION_MARK } from './etag.js';
 
@@ -61,8 +62,10 @@ const RATE_LIMIT = {
 /** Headers of a response that passed authentication, the IP check, usage and the rate limit. */
 const COUNTED = { ...REQUEST_ID, ...USAGE, ...RATE_LIMIT };
 
-const errorExample = (code: string, message: string, details?: Array<{ field: string; message: string }>) => ({
-  value: { success: false, error: { code, message, ...(details ? { details } : {}) } },
+const EXAMPLE_REQUEST_ID = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';
+
+const errorExample = (code: string, message: string, details?: ErrorDetail[]) => ({
+  value: { success: false, error: { code, message, request_id: EXAMPLE_REQUEST_ID, ...(details ? { details } : {}) } },
 });
 
 interface ErrorResponse {
@@ -83,13 +86,28 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     examples: {
       validation_error: {
         summary: 'A field is invalid',
-        ...errorExample('validation_error', 'Invalid body: email must be an email address', [
-          { field: 'email', message: 'must be an email address' },
+        ...errorExample('validation_error', 'Invalid body: first_name must not be empty; email must be an email address.', [
+          { field: 'first_name', code: 'empty', message: 'must not be empty' },
+          { field: 'email', code: 'invalid_format', message: 'must be an email address' },
+        ]),
+      },
+      read_only: {
+        summary: 'A field that cannot change after create',
+        ...errorExample('validation_error', 'Invalid body: customer_uuid cannot be changed after create.', [
+          { field: 'customer_uuid', code: 'read_only', message: 'cannot be changed after create' },
+        ]),
+      },
+      invalid_reference: {
+        summary: 'A reference that does not fit the rest of the body',
+        ...errorExample('validation_error', 'Invalid request: customer_uuid must be the customer of the job (job_uuid).', [
+          { field: 'customer_uuid', code: 'invalid_reference', message: 'must be the customer of the job (job_uuid)' },
         ]),
       },
       invalid_status_transition: {
         summary: 'A status move that is not allowed',
-        ...errorExample('invalid_status_transition', 'An estimate cannot move from Accepted to Pending.'),
+        ...errorExample('invalid_status_transition', 'An estimate cannot move from Accepted to Pending.', [
+          { field: 'status', code: 'invalid', message: 'cannot move from Accepted to Pending' },
+        ]),
       },
       primary_location: {
         summary: 'Deleting the primary location',
@@ -163,7 +181,10 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     description: 'The request body is larger than the server accepts (`payload_too_large`).',
     headers: COUNTED,
     examples: {
-      payload_too_large: { summary: 'Body too large', ...errorExample('payload_too_large', 'The request body is too large.') },
+      payload_too_large: {
+        summary: 'Body too large',
+        ...errorExample('payload_too_large', 'The request body is larger than the limit of 1048576 bytes (1 MiB).'),
+      },
     },
   },
   '429': {

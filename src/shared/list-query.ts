@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { queryBoolean, timestampInput } from './formats.js';
 import type { Pagination } from './envelope.js';
+import { detail } from './validation.js';
 
 /** Page size of every list and of the events feed: 1 to 100, default 50. */
 export const pageSize = z.coerce
@@ -89,7 +90,8 @@ export function commaSeparatedEnum<const T extends readonly [string, ...string[]
       if (unknown.length > 0) {
         context.addIssue({
           code: 'custom',
-          message: `unknown ${noun} ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${allowed.join(', ')}`,
+          message: `has unknown ${noun} ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${allowed.join(', ')}`,
+          params: detail('invalid_enum'),
         });
         return z.NEVER;
       }

@@ -163,7 +163,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     // Checked under the row lock: of two simultaneous answers, the second finds the first's status.
     if (answer && existing.status !== answer.requireStatus) {
       throw new AppError('invalid_status_transition', `The estimate is already ${existing.status}.`, [
-        { field: 'status', message: `is ${existing.status}, not ${answer.requireStatus}` },
+        { field: 'status', code: 'invalid', message: `is ${existing.status}, not ${answer.requireStatus}` },
       ]);
     }
     await requireJobAndLocation(tx, companyId, body);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageSize } from '../../shared/list-query.js';
 import { timestampOutput, uuidString } from '../../shared/formats.js';
+import { detail } from '../../shared/validation.js';
 import { CustomerResponse } from '../customers/customers.schemas.js';
 import { EstimateResponse } from '../estimates/estimates.schemas.js';
 import { InvoiceResponse } from '../invoices/invoices.schemas.js';
@@ -66,7 +67,7 @@ const eventTypeList = z
     const types = value.split(',').map((type) => type.trim());
     for (const type of types) {
       if (!(EVENT_TYPES as readonly string[]).includes(type)) {
-        context.addIssue({ code: 'custom', message: `"${type}" is not an event type (<object>.created|updated|deleted)` });
+        context.addIssue({ code: 'custom', message: `has "${type}", which is not an event type (<object>.created|updated|deleted)`, params: detail('invalid_enum') });
         return z.NEVER;
       }
     }

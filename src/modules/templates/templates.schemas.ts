@@ -22,7 +22,7 @@ export const AddonInput = z.strictObject({
   id: z
     .string()
     .trim()
-    .min(1, 'is required')
+    .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
     .describe('Identifier of the add-on, unique within the template; estimates select add-ons by it.')
     .meta({ example: 'filter' }),

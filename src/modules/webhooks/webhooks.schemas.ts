@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timestampOutput, nullableString, uuidString } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
+import { detail } from '../../shared/validation.js';
 import { EVENT_TYPES } from '../events/event.mapper.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -15,7 +16,7 @@ const webhookUrl = z
     if (!URL.canParse(value)) return false;
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  }, 'must be an absolute http or https URL')
+  }, { message: 'must be an absolute http or https URL', params: detail('invalid_format') })
   .describe('Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.')
   .meta({ example: 'https://hooks.example.com/crm' });
 
