@@ -664,7 +664,9 @@ describe('POST .../send', () => {
   it('is 400 without a recipient and for bad addresses or fields', async () => {
     const setup = await invoiceSetup();
     const customer = await makeCustomer(app, setup.company.key);
-    const invoice = await makeInvoice(app, { ...setup, customer }, { line_items: [{ description: 'Visit', unit_price: 50 }] });
+    // A customer without an email, billed for a job of theirs (one customer per document).
+    const jobUuid = (await insertJob(ctx.database, setup.company.companyId, customer.uuid)).uuid;
+    const invoice = await makeInvoice(app, { ...setup, customer, jobUuid }, { line_items: [{ description: 'Visit', unit_price: 50 }] });
     const before = sink.messages.length;
     const cases: Array<[unknown, string]> = [
       [{}, 'to'],

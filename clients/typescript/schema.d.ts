@@ -511,7 +511,7 @@ export interface paths {
         put?: never;
         /**
          * Create an estimate
-         * @description customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise). estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
+         * @description customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise); the job must be one of the customer's (one customer per document). estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
          */
         post: operations["createEstimate"];
         delete?: never;
@@ -534,7 +534,7 @@ export interface paths {
         get: operations["getEstimate"];
         /**
          * Update an estimate (PUT; partial)
-         * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
+         * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer (400 naming job_uuid). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         put: operations["updateEstimate"];
         post?: never;
@@ -547,7 +547,7 @@ export interface paths {
         head?: never;
         /**
          * Update an estimate (PATCH; partial)
-         * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
+         * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer (400 naming job_uuid). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
          */
         patch: operations["patchEstimate"];
         trace?: never;
@@ -587,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Create an invoice
-         * @description Creates an invoice for a job of the company and moves the job to Invoiced. The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).
+         * @description Creates an invoice for a job of the company and moves the job to Invoiced. customer_uuid must be the customer of the job and of the estimate when one is given (one customer per document). The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -1578,7 +1578,7 @@ export interface components {
         CreateEstimateBodyInput: {
             /**
              * Format: uuid
-             * @description A live customer of the company; cannot change later.
+             * @description A live customer of the company, the customer of job_uuid when it is given; cannot change later (read_only).
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             customer_uuid: string;
@@ -1588,7 +1588,7 @@ export interface components {
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             template_uuid: string;
-            /** @description A live job of the company. */
+            /** @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update. */
             job_uuid?: string | null;
             /** @description A live location of the company. */
             location_uuid?: string | null;
@@ -1635,7 +1635,7 @@ export interface components {
             /** @description When the offer lapses (ISO 8601 with Z or an offset). */
             expires_at?: string | null;
         };
-        /** @description Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400). When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the template's current prices with the merged inputs; other updates keep the amounts. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
+        /** @description Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer. When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the template's current prices with the merged inputs; other updates keep the amounts. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
         UpdateEstimateBodyInput: {
             /**
              * @description Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null.
@@ -1647,7 +1647,7 @@ export interface components {
              * @example Approved by phone
              */
             response_notes?: string | null;
-            /** @description A live job of the company. */
+            /** @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update. */
             job_uuid?: string | null;
             /** @description A live location of the company. */
             location_uuid?: string | null;
@@ -1767,7 +1767,7 @@ export interface components {
             job_uuid: string;
             /**
              * Format: uuid
-             * @description A live customer of the company.
+             * @description A live customer of the company: the customer of job_uuid, and of estimate_uuid when it is given (one customer per document; 400 invalid_reference otherwise).
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             customer_uuid: string;
@@ -1830,7 +1830,7 @@ export interface components {
              */
             status?: "Pending" | "Draft";
         };
-        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 when sent). */
+        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent). */
         UpdateInvoiceBodyInput: {
             /**
              * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.

@@ -54,13 +54,16 @@ const textFields = {
 };
 
 const references = {
-  job_uuid: uuidString.nullable().optional().describe('A live job of the company.'),
+  job_uuid: uuidString
+    .nullable()
+    .optional()
+    .describe("A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update."),
   location_uuid: uuidString.nullable().optional().describe('A live location of the company.'),
 };
 
 export const CreateEstimateBody = z
   .strictObject({
-    customer_uuid: uuidString.describe('A live customer of the company; cannot change later.'),
+    customer_uuid: uuidString.describe('A live customer of the company, the customer of job_uuid when it is given; cannot change later (read_only).'),
     template_uuid: uuidString.describe('A live template of the company; its name and pricing_type are copied. Cannot change later.'),
     ...references,
     ...pricingFields,
@@ -86,7 +89,7 @@ export const UpdateEstimateBody = z
   })
   .describe(
     'Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, ' +
-      'internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400). ' +
+      'internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate\'s customer. ' +
       'When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the ' +
       'template\'s current prices with the merged inputs; other updates keep the amounts. ' +
       ARITHMETIC,

@@ -47,7 +47,9 @@ const amountFields = {
 export const CreateInvoiceBody = z
   .strictObject({
     job_uuid: uuidString.describe('A live job of the company; it moves to Invoiced.'),
-    customer_uuid: uuidString.describe('A live customer of the company.'),
+    customer_uuid: uuidString.describe(
+      'A live customer of the company: the customer of job_uuid, and of estimate_uuid when it is given (one customer per document; 400 invalid_reference otherwise).',
+    ),
     estimate_uuid: uuidString.nullable().optional().describe('A live estimate of the company; without line_items and subtotal its base + addons and tax are billed.'),
     location_uuid: uuidString.nullable().optional().describe('A live location of the company; its timezone decides "today".'),
     issue_date: calendarDate.optional().describe('Default today in the timezone of the location, else the primary location, else America/New_York.'),
@@ -86,7 +88,7 @@ export const UpdateInvoiceBody = z
     internal_notes: longText().nullable().optional().describe('Never shown to the customer.'),
   })
   .describe(
-    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 when sent).',
+    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent).',
   )
   .meta({ id: 'UpdateInvoiceBody' });
 export type UpdateInvoiceBody = z.infer<typeof UpdateInvoiceBody>;
