@@ -10,9 +10,11 @@ import type { Database } from '../src/db/client.js';
 import { insertJob } from './helpers/billing-factories.js';
 import { createTestDatabase } from './helpers/app.js';
 import { makeCompany, makeKey, type TestCompany } from './helpers/factories.js';
+import { inCi, runsWith } from './helpers/system.js';
 
-const inCi = ['true', '1'].includes(String(process.env.CI).toLowerCase());
-const runnable = inCi || (missingPrograms().length === 0 && inject('databaseServerUrl') !== '');
+const runnable =
+  runsWith('HAProxy and PgBouncer', missingPrograms().length === 0, `apt-get install ${missingPrograms().join(' ')}`) &&
+  runsWith('a PostgreSQL server (DATABASE_URL)', inject('databaseServerUrl') !== '', 'set DATABASE_URL');
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const RATE_LIMIT = 60;
 
