@@ -1006,59 +1006,52 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        CreateWebhookEndpointBodyInput: {
+        AcceptEstimateBody: {
             /**
-             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
-             * @example https://hooks.example.com/crm
+             * @description good, better or best: required for a tiered template; absent or null for a flat one.
+             * @example better
+             * @enum {string|null}
              */
-            url: string;
+            selected_tier?: "good" | "better" | "best" | null;
             /**
-             * @description Free text.
-             * @example Accounting sync
-             */
-            description?: string | null;
-            /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @description Ids of the template add-ons the customer wants; absent means none (an unchecked form). Unknown ids are 400.
              * @example [
-             *       "invoice.created",
-             *       "invoice.updated",
-             *       "payment.created"
+             *       "permit"
              *     ]
              */
-            events: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
+            selected_addons?: string[];
             /**
-             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
-             * @example true
+             * @description The name the customer signs with; required.
+             * @example Dana Reyes
              */
-            enabled?: boolean;
+            signature_name: string;
+            /**
+             * @description The customer's note.
+             * @example Please call before arriving.
+             */
+            response_notes?: string | null;
         };
-        UpdateWebhookEndpointBodyInput: {
-            /**
-             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
-             * @example https://hooks.example.com/crm
-             */
-            url?: string;
-            /**
-             * @description Free text.
-             * @example Accounting sync
-             */
-            description?: string | null;
-            /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
-             * @example [
-             *       "invoice.created",
-             *       "invoice.updated",
-             *       "payment.created"
-             *     ]
-             */
-            events?: ("*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted")[];
-            /**
-             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
-             * @example true
-             */
-            enabled?: boolean;
+        Company: {
+            /** Format: uuid */
+            uuid: string;
+            name: string;
+            email: string;
+            phone: string | null;
+            address_line_1: string | null;
+            address_line_2: string | null;
+            city: string | null;
+            /** @description State or province. */
+            state: string | null;
+            postal_code: string | null;
+            /** @description Country code. */
+            country: string | null;
         };
-        CreateCustomerBodyInput: {
+        CompanyResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Company"];
+        };
+        CreateCustomerBody: {
             /**
              * @description First name.
              * @example Dana
@@ -1074,15 +1067,19 @@ export interface components {
              * @example Reyes Dental
              */
             company_name?: string | null;
-            /** @description Email address. */
-            email?: string | null;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
             /**
-             * @description Default Residential.
-             * @enum {string}
+             * Format: email
+             * @description Email address.
+             * @example ops@example.com
              */
-            customer_type?: "Residential" | "Commercial";
+            email?: string | null;
+            /**
+             * @description xxx-xxx-xxxx.
+             * @example 512-555-0142
+             */
+            phone?: string | null;
+            /** @description Default Residential. */
+            customer_type?: components["schemas"]["CustomerType"];
             /** @description Default false. */
             is_vip?: boolean;
             /** @description physical street address. */
@@ -1092,8 +1089,11 @@ export interface components {
             /** @description physical city. */
             physical_city?: string | null;
             /** @description physical state, 2-letter US code. */
-            physical_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description physical ZIP. */
+            physical_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description physical ZIP.
+             * @example 78701
+             */
             physical_zip?: string | null;
             /** @description billing street address. */
             billing_address1?: string | null;
@@ -1102,480 +1102,67 @@ export interface components {
             /** @description billing city. */
             billing_city?: string | null;
             /** @description billing state, 2-letter US code. */
-            billing_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description billing ZIP. */
+            billing_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description billing ZIP.
+             * @example 78701
+             */
             billing_zip?: string | null;
-            /** @description A location of the company. */
+            /**
+             * Format: uuid
+             * @description A location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
             primary_service_location_uuid?: string | null;
             /** @description Internal notes. */
             notes?: string | null;
-            /** @description Free-form object. */
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
             internal_flags?: {
                 [key: string]: unknown;
             } | null;
             /** @description email, sms, both or null. */
-            on_my_way_notify_via?: ("email" | "sms" | "both") | null;
+            on_my_way_notify_via?: components["schemas"]["NotifyChannel"] | null;
         };
-        UpdateCustomerBodyInput: {
+        CreatedWebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
             /**
-             * @description First name.
-             * @example Dana
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
              */
-            first_name?: string;
+            created_at: string;
             /**
-             * @description Last name.
-             * @example Reyes
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
              */
-            last_name?: string;
+            updated_at: string;
             /**
-             * @description For commercial customers.
-             * @example Reyes Dental
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
              */
-            company_name?: string | null;
-            /** @description Email address. */
-            email?: string | null;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
+            deleted_at: string | null;
             /**
-             * @description Default Residential.
-             * @enum {string}
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
-            customer_type?: "Residential" | "Commercial";
-            /** @description Default false. */
-            is_vip?: boolean;
-            /** @description physical street address. */
-            physical_address1?: string | null;
-            /** @description physical suite, unit. */
-            physical_address2?: string | null;
-            /** @description physical city. */
-            physical_city?: string | null;
-            /** @description physical state, 2-letter US code. */
-            physical_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description physical ZIP. */
-            physical_zip?: string | null;
-            /** @description billing street address. */
-            billing_address1?: string | null;
-            /** @description billing suite, unit. */
-            billing_address2?: string | null;
-            /** @description billing city. */
-            billing_city?: string | null;
-            /** @description billing state, 2-letter US code. */
-            billing_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description billing ZIP. */
-            billing_zip?: string | null;
-            /** @description A location of the company. */
-            primary_service_location_uuid?: string | null;
-            /** @description Internal notes. */
-            notes?: string | null;
-            /** @description Free-form object. */
-            internal_flags?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description email, sms, both or null. */
-            on_my_way_notify_via?: ("email" | "sms" | "both") | null;
+            secret: string;
         };
-        CreateLocationBodyInput: {
-            /**
-             * @description Location name.
-             * @example Austin HQ
-             */
-            name: string;
-            /**
-             * @description Internal code.
-             * @example ATX-1
-             */
-            location_code?: string | null;
-            /**
-             * @description Street address.
-             * @example 100 Congress Ave
-             */
-            address1: string;
-            /**
-             * @description Suite, unit.
-             * @example Suite 200
-             */
-            address2?: string | null;
-            /**
-             * @description City.
-             * @example Austin
-             */
-            city: string;
-            /**
-             * @description 2-letter US state code, upper case.
-             * @example TX
-             * @enum {string}
-             */
-            state: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
-            /**
-             * @description 12345, 12345-6789 or 123456789.
-             * @example 78701
-             */
-            zip: string;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description IANA time zone; default America/New_York.
-             * @example America/Chicago
-             */
-            timezone?: string;
-            /** @description Free-form object. */
-            business_hours?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            default_tax_rules?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            service_types_offered?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Pricing set id. */
-            default_pricing_set_uuid?: string | null;
-            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
-            is_primary?: boolean;
-        };
-        UpdateLocationBodyInput: {
-            /**
-             * @description Location name.
-             * @example Austin HQ
-             */
-            name?: string;
-            /**
-             * @description Internal code.
-             * @example ATX-1
-             */
-            location_code?: string | null;
-            /**
-             * @description Street address.
-             * @example 100 Congress Ave
-             */
-            address1?: string;
-            /**
-             * @description Suite, unit.
-             * @example Suite 200
-             */
-            address2?: string | null;
-            /**
-             * @description City.
-             * @example Austin
-             */
-            city?: string;
-            /**
-             * @description 2-letter US state code, upper case.
-             * @example TX
-             * @enum {string}
-             */
-            state?: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
-            /**
-             * @description 12345, 12345-6789 or 123456789.
-             * @example 78701
-             */
-            zip?: string;
-            /** @description xxx-xxx-xxxx. */
-            phone?: string | null;
-            /**
-             * @description IANA time zone; default America/New_York.
-             * @example America/Chicago
-             */
-            timezone?: string;
-            /** @description Free-form object. */
-            business_hours?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            default_tax_rules?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Free-form object. */
-            service_types_offered?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Pricing set id. */
-            default_pricing_set_uuid?: string | null;
-            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
-            is_primary?: boolean;
-            /** @description Whether the location is active. */
-            is_active?: boolean;
-        };
-        CreateJobBodyInput: {
-            /**
-             * @description The client's own job number, free text.
-             * @example J-1042
-             */
-            job_number?: string | null;
-            /**
-             * Format: uuid
-             * @description A live customer of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid: string;
-            /** @description A live location of the company. */
-            location_uuid?: string | null;
-            /** @description A user of the company. */
-            assigned_to_user_id?: string | null;
-            /**
-             * @description Short title.
-             * @example Replace water heater
-             */
-            title: string;
-            /** @description What the job is about. */
-            description?: string | null;
-            /**
-             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
-             * @example Scheduled
-             * @enum {string}
-             */
-            status?: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /**
-             * @description Low, Normal, High or Emergency; default Normal.
-             * @example Normal
-             * @enum {string}
-             */
-            priority?: "Low" | "Normal" | "High" | "Emergency";
-            /** @description Default false. */
-            is_urgent?: boolean;
-            /** @description Default false. */
-            is_emergency?: boolean;
-            /**
-             * @description Service street address.
-             * @example 12 Elm St
-             */
-            service_address1?: string | null;
-            /** @description Service suite, unit. */
-            service_address2?: string | null;
-            /**
-             * @description Service city.
-             * @example Austin
-             */
-            service_city?: string | null;
-            /** @description Service state, 2-letter US code. */
-            service_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description Service ZIP. */
-            service_zip?: string | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            estimated_amount?: number | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            actual_amount?: number | null;
-            /** @description YYYY-MM-DD. */
-            scheduled_date?: string | null;
-            /** @description HH:MM, 24-hour. */
-            scheduled_time_start?: string | null;
-            /**
-             * @description HH:MM, 24-hour.
-             * @example 11:00
-             */
-            scheduled_time_end?: string | null;
-            /** @description Internal notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-        };
-        UpdateJobBodyInput: {
-            /**
-             * @description The client's own job number, free text.
-             * @example J-1042
-             */
-            job_number?: string | null;
-            /**
-             * Format: uuid
-             * @description A live customer of the company.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            customer_uuid?: string;
-            /** @description A live location of the company. */
-            location_uuid?: string | null;
-            /** @description A user of the company. */
-            assigned_to_user_id?: string | null;
-            /**
-             * @description Short title.
-             * @example Replace water heater
-             */
-            title?: string;
-            /** @description What the job is about. */
-            description?: string | null;
-            /**
-             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
-             * @example Scheduled
-             * @enum {string}
-             */
-            status?: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /**
-             * @description Low, Normal, High or Emergency; default Normal.
-             * @example Normal
-             * @enum {string}
-             */
-            priority?: "Low" | "Normal" | "High" | "Emergency";
-            /** @description Default false. */
-            is_urgent?: boolean;
-            /** @description Default false. */
-            is_emergency?: boolean;
-            /**
-             * @description Service street address.
-             * @example 12 Elm St
-             */
-            service_address1?: string | null;
-            /** @description Service suite, unit. */
-            service_address2?: string | null;
-            /**
-             * @description Service city.
-             * @example Austin
-             */
-            service_city?: string | null;
-            /** @description Service state, 2-letter US code. */
-            service_state?: ("AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM") | null;
-            /** @description Service ZIP. */
-            service_zip?: string | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            estimated_amount?: number | null;
-            /** @description Money: at most 2 decimals, never negative. */
-            actual_amount?: number | null;
-            /** @description YYYY-MM-DD. */
-            scheduled_date?: string | null;
-            /** @description HH:MM, 24-hour. */
-            scheduled_time_start?: string | null;
-            /**
-             * @description HH:MM, 24-hour.
-             * @example 11:00
-             */
-            scheduled_time_end?: string | null;
-            /** @description Internal notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-        };
-        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
-        CreateTemplateBodyInput: {
-            /**
-             * @description Template name; copied to estimates created from it.
-             * @example AC tune-up
-             */
-            name: string;
-            /**
-             * @description What the service covers.
-             * @example Seasonal inspection and cleaning.
-             */
-            description?: string | null;
-            /**
-             * @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.
-             * @enum {string}
-             */
-            pricing_type: "flat" | "tiered";
-            /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
-             * @example 129.99
-             */
-            base_price?: number | null;
-            tiers?: {
-                /**
-                 * @description Price of the good tier.
-                 * @example 199
-                 */
-                good: number;
-                /**
-                 * @description Price of the better tier.
-                 * @example 299
-                 */
-                better: number;
-                /**
-                 * @description Price of the best tier.
-                 * @example 449
-                 */
-                best: number;
-            } | null;
-            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
-            addons?: {
-                /**
-                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
-                 * @example filter
-                 */
-                id: string;
-                /**
-                 * @description Name shown to the customer.
-                 * @example Replacement filter
-                 */
-                name: string;
-                /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
-                 * @example 35
-                 */
-                price: number;
-            }[];
-            /**
-             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
-             * @example 8.25
-             */
-            tax_rate?: number;
-            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
-            is_active?: boolean;
-        };
-        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
-        UpdateTemplateBodyInput: {
-            /**
-             * @description Template name; copied to estimates created from it.
-             * @example AC tune-up
-             */
-            name?: string;
-            /**
-             * @description What the service covers.
-             * @example Seasonal inspection and cleaning.
-             */
-            description?: string | null;
-            /**
-             * @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.
-             * @enum {string}
-             */
-            pricing_type?: "flat" | "tiered";
-            /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
-             * @example 129.99
-             */
-            base_price?: number | null;
-            tiers?: {
-                /**
-                 * @description Price of the good tier.
-                 * @example 199
-                 */
-                good: number;
-                /**
-                 * @description Price of the better tier.
-                 * @example 299
-                 */
-                better: number;
-                /**
-                 * @description Price of the best tier.
-                 * @example 449
-                 */
-                best: number;
-            } | null;
-            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
-            addons?: {
-                /**
-                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
-                 * @example filter
-                 */
-                id: string;
-                /**
-                 * @description Name shown to the customer.
-                 * @example Replacement filter
-                 */
-                name: string;
-                /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
-                 * @example 35
-                 */
-                price: number;
-            }[];
-            /**
-             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
-             * @example 8.25
-             */
-            tax_rate?: number;
-            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
-            is_active?: boolean;
+        CreatedWebhookEndpointResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["CreatedWebhookEndpoint"];
         };
         /** @description Creates a Pending estimate numbered from the estimate numbering settings (estimate_number cannot be supplied). Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        CreateEstimateBodyInput: {
+        CreateEstimateBody: {
             /**
              * Format: uuid
              * @description A live customer of the company, the customer of job_uuid when it is given; cannot change later (read_only).
@@ -1588,122 +1175,20 @@ export interface components {
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             template_uuid: string;
-            /** @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update. */
-            job_uuid?: string | null;
-            /** @description A live location of the company. */
-            location_uuid?: string | null;
-            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
-             * @example 1.5
-             */
-            quantity?: number;
-            /**
-             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
-             * @example [
-             *       "filter"
-             *     ]
-             */
-            selected_addons?: string[] | null;
-            adjustments?: {
-                /**
-                 * @description Replaces the computed base_amount.
-                 * @example 180
-                 */
-                base_amount?: number;
-                /**
-                 * @description Replaces the computed addons_amount.
-                 * @example 20
-                 */
-                addons_amount?: number;
-                /**
-                 * @description Replaces the computed tax_amount.
-                 * @example 0
-                 */
-                tax_amount?: number;
-            } | null;
-            /**
-             * @description What will be done; searchable.
-             * @example Replace condenser fan motor
-             */
-            service_description?: string | null;
-            /** @description Staff-only notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-            /** @description When the offer lapses (ISO 8601 with Z or an offset). */
-            expires_at?: string | null;
-        };
-        /** @description Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer. When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the template's current prices with the merged inputs; other updates keep the amounts. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        UpdateEstimateBodyInput: {
-            /**
-             * @description Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null.
-             * @enum {string}
-             */
-            status?: "Pending" | "Accepted" | "Declined" | "Expired";
-            /**
-             * @description The customer's response.
-             * @example Approved by phone
-             */
-            response_notes?: string | null;
-            /** @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update. */
-            job_uuid?: string | null;
-            /** @description A live location of the company. */
-            location_uuid?: string | null;
-            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
-             * @example 1.5
-             */
-            quantity?: number;
-            /**
-             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
-             * @example [
-             *       "filter"
-             *     ]
-             */
-            selected_addons?: string[] | null;
-            adjustments?: {
-                /**
-                 * @description Replaces the computed base_amount.
-                 * @example 180
-                 */
-                base_amount?: number;
-                /**
-                 * @description Replaces the computed addons_amount.
-                 * @example 20
-                 */
-                addons_amount?: number;
-                /**
-                 * @description Replaces the computed tax_amount.
-                 * @example 0
-                 */
-                tax_amount?: number;
-            } | null;
-            /**
-             * @description What will be done; searchable.
-             * @example Replace condenser fan motor
-             */
-            service_description?: string | null;
-            /** @description Staff-only notes. */
-            internal_notes?: string | null;
-            /** @description Customer-facing notes. */
-            customer_notes?: string | null;
-            /** @description When the offer lapses (ISO 8601 with Z or an offset). */
-            expires_at?: string | null;
-        };
-        /** @description Dry run: computes the amounts create would store; nothing is written. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
-        PreviewEstimateBodyInput: {
             /**
              * Format: uuid
-             * @description A live template of the company.
+             * @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update.
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            template_uuid: string;
+            job_uuid?: string | null;
+            /**
+             * Format: uuid
+             * @description A live location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
             /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
-            selected_tier?: ("good" | "better" | "best") | null;
+            selected_tier?: components["schemas"]["Tier"] | null;
             /**
              * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
              * @example 1.5
@@ -1716,6 +1201,7 @@ export interface components {
              *     ]
              */
             selected_addons?: string[] | null;
+            /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
             adjustments?: {
                 /**
                  * @description Replaces the computed base_amount.
@@ -1733,32 +1219,24 @@ export interface components {
                  */
                 tax_amount?: number;
             } | null;
-        };
-        /** @description line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents. */
-        InvoiceLineItemBodyInput: {
             /**
-             * @description What was done or sold.
-             * @example Replace capacitor
+             * @description What will be done; searchable.
+             * @example Replace condenser fan motor
              */
-            description?: string | null;
+            service_description?: string | null;
+            /** @description Staff-only notes. */
+            internal_notes?: string | null;
+            /** @description Customer-facing notes. */
+            customer_notes?: string | null;
             /**
-             * @description Greater than 0, at most 3 decimals; default 1.
-             * @example 3
+             * Format: date-time
+             * @description When the offer lapses (ISO 8601 with Z or an offset).
+             * @example 2026-11-22T14:05:09.123Z
              */
-            quantity?: number;
-            /**
-             * @description Price of one unit, at most 2 decimals.
-             * @example 19.5
-             */
-            unit_price: number;
-            /**
-             * @description Percent, 0 to 100, at most 4 decimals; default 0.
-             * @example 8.875
-             */
-            tax_rate?: number;
+            expires_at?: string | null;
         };
         /** @description invoice_number is assigned automatically and cannot be sent. Amounts without line_items or subtotal: the estimate (when estimate_uuid is given), else the job's actual_amount, else its estimated_amount, else 0. */
-        CreateInvoiceBodyInput: {
+        CreateInvoiceBody: {
             /**
              * Format: uuid
              * @description A live job of the company; it moves to Invoiced.
@@ -1771,9 +1249,17 @@ export interface components {
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             customer_uuid: string;
-            /** @description A live estimate of the company; without line_items and subtotal its base + addons and tax are billed. */
+            /**
+             * Format: uuid
+             * @description A live estimate of the company; without line_items and subtotal its base + addons and tax are billed.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
             estimate_uuid?: string | null;
-            /** @description A live location of the company; its timezone decides "today". */
+            /**
+             * Format: uuid
+             * @description A live location of the company; its timezone decides "today".
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
             location_uuid?: string | null;
             /**
              * Format: date
@@ -1790,12 +1276,15 @@ export interface components {
             /**
              * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
              * @example Full
-             * @enum {string}
              */
-            invoice_type?: "Full" | "Partial" | "Progress";
+            invoice_type?: components["schemas"]["InvoiceType"];
+            /**
+             * @description Progress invoices only, required there: the share billed, greater than 0 and at most 100 (4 decimals).
+             * @example 33.3333
+             */
             progress_percentage?: number | null;
             /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
-            line_items?: components["schemas"]["InvoiceLineItemBodyInput"][] | null;
+            line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
              * @example 59.97
@@ -1830,112 +1319,190 @@ export interface components {
              */
             status?: "Pending" | "Draft";
         };
-        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent). */
-        UpdateInvoiceBodyInput: {
+        CreateJobBody: {
             /**
-             * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.
-             * @example Pending
-             * @enum {string}
+             * @description The client's own job number, free text.
+             * @example J-1042
              */
-            status?: "Draft" | "Pending" | "Paid" | "Overdue";
+            job_number?: string | null;
             /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
+             * Format: uuid
+             * @description A live customer of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            issue_date?: string;
+            customer_uuid: string;
             /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
+             * Format: uuid
+             * @description A live location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            due_date?: string;
-            /** @description A live location of the company, or null. */
             location_uuid?: string | null;
             /**
-             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
-             * @example Full
-             * @enum {string}
+             * Format: uuid
+             * @description A user of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            invoice_type?: "Full" | "Partial" | "Progress";
-            progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
-            line_items?: components["schemas"]["InvoiceLineItemBodyInput"][] | null;
+            assigned_to_user_id?: string | null;
             /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
-             * @example 59.97
+             * @description Short title.
+             * @example Replace water heater
              */
-            subtotal?: number;
+            title: string;
+            /** @description What the job is about. */
+            description?: string | null;
             /**
-             * @description Overrides the computed tax (before a Progress share).
-             * @example 5.32
+             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
+             * @example Scheduled
              */
-            tax_amount?: number;
+            status?: components["schemas"]["JobStatus"];
             /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
-             * @example 10
+             * @description Low, Normal, High or Emergency; default Normal.
+             * @example Normal
              */
-            discount_amount?: number;
-            /** @description Customer-facing notes. */
-            notes?: string | null;
-            /** @description Payment terms. */
-            terms?: string | null;
-            /** @description Never shown to the customer. */
+            priority?: components["schemas"]["JobPriority"];
+            /** @description Default false. */
+            is_urgent?: boolean;
+            /** @description Default false. */
+            is_emergency?: boolean;
+            /**
+             * @description Service street address.
+             * @example 12 Elm St
+             */
+            service_address1?: string | null;
+            /** @description Service suite, unit. */
+            service_address2?: string | null;
+            /**
+             * @description Service city.
+             * @example Austin
+             */
+            service_city?: string | null;
+            /** @description Service state, 2-letter US code. */
+            service_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description Service ZIP.
+             * @example 78701
+             */
+            service_zip?: string | null;
+            /**
+             * @description Money: at most 2 decimals, never negative.
+             * @example 149.99
+             */
+            estimated_amount?: number | null;
+            /**
+             * @description Money: at most 2 decimals, never negative.
+             * @example 149.99
+             */
+            actual_amount?: number | null;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD.
+             * @example 2026-12-01
+             */
+            scheduled_date?: string | null;
+            /**
+             * @description HH:MM, 24-hour.
+             * @example 09:30
+             */
+            scheduled_time_start?: string | null;
+            /**
+             * @description HH:MM, 24-hour.
+             * @example 11:00
+             */
+            scheduled_time_end?: string | null;
+            /** @description Internal notes. */
             internal_notes?: string | null;
+            /** @description Customer-facing notes. */
+            customer_notes?: string | null;
         };
-        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create. */
-        PreviewInvoiceBodyInput: {
+        CreateLocationBody: {
+            /**
+             * @description Location name.
+             * @example Austin HQ
+             */
+            name: string;
+            /**
+             * @description Internal code.
+             * @example ATX-1
+             */
+            location_code?: string | null;
+            /**
+             * @description Street address.
+             * @example 100 Congress Ave
+             */
+            address1: string;
+            /**
+             * @description Suite, unit.
+             * @example Suite 200
+             */
+            address2?: string | null;
+            /**
+             * @description City.
+             * @example Austin
+             */
+            city: string;
+            /** @description 2-letter US state code, upper case. */
+            state: components["schemas"]["UsState"];
+            /**
+             * @description 12345, 12345-6789 or 123456789.
+             * @example 78701
+             */
+            zip: string;
+            /**
+             * @description xxx-xxx-xxxx.
+             * @example 512-555-0142
+             */
+            phone?: string | null;
+            /**
+             * @description IANA time zone; default America/New_York.
+             * @example America/Chicago
+             */
+            timezone?: string;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            business_hours?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            default_tax_rules?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            service_types_offered?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Format: uuid
-             * @description A live job of the company; its amounts are used without line_items and subtotal.
+             * @description Pricing set id.
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            job_uuid?: string;
-            /**
-             * Format: uuid
-             * @description A live estimate of the company; preferred over the job as the amount source.
-             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
-             */
-            estimate_uuid?: string;
-            /**
-             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
-             * @example Full
-             * @enum {string}
-             */
-            invoice_type?: "Full" | "Partial" | "Progress";
-            progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
-            line_items?: components["schemas"]["InvoiceLineItemBodyInput"][] | null;
-            /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
-             * @example 59.97
-             */
-            subtotal?: number;
-            /**
-             * @description Overrides the computed tax (before a Progress share).
-             * @example 5.32
-             */
-            tax_amount?: number;
-            /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
-             * @example 10
-             */
-            discount_amount?: number;
+            default_pricing_set_uuid?: string | null;
+            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
+            is_primary?: boolean;
         };
         /** @description payment_number (PAY-0001, per company), customer_uuid and net_amount are set by the service. */
-        CreatePaymentBodyInput: {
+        CreatePaymentBody: {
             /**
              * Format: uuid
              * @description A live, non-Draft invoice of the company; customer_uuid is taken from it.
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             invoice_uuid: string;
-            /**
-             * @description credit_card, ach, check, cash or other.
-             * @example check
-             * @enum {string}
-             */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
+            /** @example check */
+            payment_type: components["schemas"]["PaymentType"];
             /**
              * @description Free text, e.g. a card brand or bank_transfer.
              * @example visa
@@ -1972,13 +1539,22 @@ export interface components {
              * @example A1B2C3
              */
             authorization_code?: string | null;
-            /** @description Free-form object. */
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
             payment_details?: {
                 [key: string]: unknown;
             } | null;
             /** @description Notes. */
             notes?: string | null;
-            /** @description Completed payments only; default now when the payment is or becomes Completed. */
+            /**
+             * Format: date-time
+             * @description Completed payments only; default now when the payment is or becomes Completed.
+             * @example 2026-11-22T14:05:09.123Z
+             */
             processed_at?: string | null;
             /**
              * @description Completed (default) counts toward paid_amount at once; Pending holds nothing until completed.
@@ -1987,286 +1563,94 @@ export interface components {
              */
             status?: "Pending" | "Completed";
         };
-        /** @description invoice_uuid cannot change. A changed amount on a Completed payment re-checks the invoice balance. */
-        UpdatePaymentBodyInput: {
+        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
+        CreateTemplateBody: {
             /**
-             * @description credit_card, ach, check, cash or other.
-             * @example check
-             * @enum {string}
+             * @description Template name; copied to estimates created from it.
+             * @example AC tune-up
              */
-            payment_type?: "credit_card" | "ach" | "check" | "cash" | "other";
-            /**
-             * @description Free text, e.g. a card brand or bank_transfer.
-             * @example visa
-             */
-            payment_method?: string | null;
-            /**
-             * @description Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.
-             * @example 30
-             */
-            amount?: number;
-            /**
-             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
-             * @example 0.87
-             */
-            processing_fee?: number;
-            /**
-             * Format: date
-             * @description YYYY-MM-DD.
-             * @example 2026-12-01
-             */
-            payment_date?: string;
-            /**
-             * @description Processor transaction id.
-             * @example ch_3N9
-             */
-            transaction_id?: string | null;
-            /**
-             * @description E.g. a check number.
-             * @example 1042
-             */
-            reference_number?: string | null;
-            /**
-             * @description For credit cards.
-             * @example A1B2C3
-             */
-            authorization_code?: string | null;
-            /** @description Free-form object. */
-            payment_details?: {
-                [key: string]: unknown;
-            } | null;
-            /** @description Notes. */
-            notes?: string | null;
-            /** @description Completed payments only; default now when the payment is or becomes Completed. */
-            processed_at?: string | null;
-            /**
-             * @description Moves: Pending -> Completed (re-checks the balance; sets processed_at = now unless sent) | Failed; Completed -> Refunded (stops counting; a Paid invoice reopens). The current status is a no-op; any other move: 400 invalid_status_transition.
-             * @example Completed
-             * @enum {string}
-             */
-            status?: "Pending" | "Completed" | "Failed" | "Refunded";
-        };
-        NumberingKindUpdateInput: {
-            /**
-             * @description 0-20 ASCII letters, digits and - _ / . #
-             * @example INV-
-             */
-            prefix?: string;
-            /**
-             * Format: int32
-             * @description Zero-padding width, 0-12.
-             * @example 4
-             */
-            padding?: number;
-            /**
-             * @description One-time override used by the next document only; null clears it. 400 when that number was already used.
-             * @example 1001
-             */
-            override_next_number?: number | null;
-        };
-        UpdateNumberingBodyInput: {
-            invoice?: components["schemas"]["NumberingKindUpdateInput"];
-            estimate?: components["schemas"]["NumberingKindUpdateInput"];
-        };
-        /** @description All fields optional; an empty body sends to the customer. */
-        SendDocumentBodyInput: {
-            /**
-             * Format: email
-             * @description Recipient; default the customer's email (400 when neither exists).
-             * @example dana@example.com
-             */
-            to?: string;
-            /**
-             * @description Copies, at most 10.
-             * @example [
-             *       "office@example.com"
-             *     ]
-             */
-            cc?: string[];
-            /**
-             * @description A personal note placed above the link.
-             * @example Thanks for having us out today.
-             */
-            message?: string;
-        };
-        AcceptEstimateBodyInput: {
-            /**
-             * @description good, better or best: required for a tiered template; absent or null for a flat one.
-             * @example better
-             */
-            selected_tier?: ("good" | "better" | "best") | null;
-            /**
-             * @description Ids of the template add-ons the customer wants; absent means none (an unchecked form). Unknown ids are 400.
-             * @example [
-             *       "permit"
-             *     ]
-             */
-            selected_addons?: string[];
-            /**
-             * @description The name the customer signs with; required.
-             * @example Dana Reyes
-             */
-            signature_name: string;
-            /**
-             * @description The customer's note.
-             * @example Please call before arriving.
-             */
-            response_notes?: string | null;
-        };
-        DeclineEstimateBodyInput: {
-            /**
-             * @description The customer's reason, if any.
-             * @example Going with a cheaper option.
-             */
-            response_notes?: string | null;
-        };
-        WebhookEndpoint: {
-            /** Format: uuid */
-            uuid: string;
-            url: string;
-            description: string | null;
-            events: string[];
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-        };
-        CreatedWebhookEndpoint: {
-            /** Format: uuid */
-            uuid: string;
-            url: string;
-            description: string | null;
-            events: string[];
-            enabled: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            /**
-             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this answer.
-             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-             */
-            secret: string;
-        };
-        WebhookDelivery: {
-            /** Format: uuid */
-            uuid: string;
-            /** Format: uuid */
-            event_uuid: string;
-            /** @example invoice.updated */
-            event_type: string;
-            /** @enum {string} */
-            status: "pending" | "succeeded" | "failed";
-            /**
-             * Format: int64
-             * @description Attempts started so far.
-             */
-            attempts: number;
-            last_attempt_at: string | null;
-            /** @description When the next attempt is due; null once the delivery is done. */
-            next_attempt_at: string | null;
-            /** @description The receiver's HTTP status of the last attempt, if it answered. */
-            last_response_status: number | null;
-            /** @description Why the last attempt failed, if it did. */
-            last_error: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-        };
-        Pagination: {
-            /**
-             * Format: int64
-             * @example 1
-             */
-            page: number;
-            /**
-             * Format: int64
-             * @example 50
-             */
-            limit: number;
-            /**
-             * Format: int64
-             * @example 120
-             */
-            total: number;
-            /**
-             * Format: int64
-             * @example 3
-             */
-            total_pages: number;
-        };
-        /**
-         * @description What went wrong, a closed list; branch on it, never on the message.
-         * @enum {string}
-         */
-        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
-        /**
-         * @description What is wrong with the field: required (absent), empty, invalid_type, invalid_format, invalid_enum (the message lists the values), out_of_range, unknown_field, read_only (cannot be set, or cannot change after create), invalid_reference (not a live record of the company, or not the one the rest of the body implies), invalid (any other rule; the message says which).
-         * @enum {string}
-         */
-        ErrorDetailCode: "required" | "empty" | "invalid_type" | "invalid_format" | "invalid_enum" | "out_of_range" | "unknown_field" | "read_only" | "invalid_reference" | "invalid";
-        ErrorDetail: {
-            /**
-             * @description The field: `line_items[0].quantity`, a query or path parameter, or a header.
-             * @example email
-             */
-            field: string;
-            code: components["schemas"]["ErrorDetailCode"];
-            /**
-             * @description Follows the field name, for people: "is required", "must be an email address".
-             * @example must be an email address
-             */
-            message: string;
-        };
-        Error: {
-            /** @constant */
-            success: false;
-            error: {
-                code: components["schemas"]["ErrorCode"];
-                /** @description A sentence for people; it may change. */
-                message: string;
-                /** @description The x-request-id of the request; quote it when reporting a problem. */
-                request_id: string;
-                /** @description Validation errors: one item per problem of a field. */
-                details?: components["schemas"]["ErrorDetail"][];
-            };
-        };
-        Company: {
-            /** Format: uuid */
-            uuid: string;
             name: string;
-            email: string;
-            phone: string | null;
-            address_line_1: string | null;
-            address_line_2: string | null;
-            city: string | null;
-            /** @description State or province. */
-            state: string | null;
-            postal_code: string | null;
-            /** @description Country code. */
-            country: string | null;
+            /**
+             * @description What the service covers.
+             * @example Seasonal inspection and cleaning.
+             */
+            description?: string | null;
+            /** @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier. */
+            pricing_type: components["schemas"]["PricingType"];
+            /**
+             * @description Unit price of a flat template; required when pricing_type is flat.
+             * @example 129.99
+             */
+            base_price?: number | null;
+            /** @description Tier prices; all three are required for a tiered template. */
+            tiers?: {
+                /**
+                 * @description Price of the good tier.
+                 * @example 199
+                 */
+                good: number;
+                /**
+                 * @description Price of the better tier.
+                 * @example 299
+                 */
+                better: number;
+                /**
+                 * @description Price of the best tier.
+                 * @example 449
+                 */
+                best: number;
+            } | null;
+            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
+            addons?: {
+                /**
+                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
+                 * @example filter
+                 */
+                id: string;
+                /**
+                 * @description Name shown to the customer.
+                 * @example Replacement filter
+                 */
+                name: string;
+                /**
+                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
+                 * @example 35
+                 */
+                price: number;
+            }[];
+            /**
+             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
+             * @example 8.25
+             */
+            tax_rate?: number;
+            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
+            is_active?: boolean;
+        };
+        CreateWebhookEndpointBody: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
         };
         Customer: {
             /** Format: uuid */
@@ -2276,8 +1660,7 @@ export interface components {
             company_name: string | null;
             email: string | null;
             phone: string | null;
-            /** @enum {string} */
-            customer_type: "Residential" | "Commercial";
+            customer_type: components["schemas"]["CustomerType"];
             is_vip: boolean;
             physical_address1: string | null;
             physical_address2: string | null;
@@ -2295,7 +1678,7 @@ export interface components {
             internal_flags: {
                 [key: string]: unknown;
             } | null;
-            on_my_way_notify_via: ("email" | "sms" | "both") | null;
+            on_my_way_notify_via: components["schemas"]["NotifyChannel"] | null;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
@@ -2306,320 +1689,187 @@ export interface components {
              * @example 2026-11-22T14:05:09.123Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             deleted_at: string | null;
         };
-        Location: {
-            /** Format: uuid */
-            uuid: string;
-            name: string;
-            location_code: string | null;
-            address1: string;
-            address2: string | null;
-            city: string;
-            state: string;
-            zip: string;
-            phone: string | null;
-            timezone: string;
-            business_hours: {
-                [key: string]: unknown;
-            } | null;
-            default_tax_rules: {
-                [key: string]: unknown;
-            } | null;
-            service_types_offered: {
-                [key: string]: unknown;
-            } | null;
-            /** Format: uuid */
-            default_pricing_set_uuid: string | null;
-            is_primary: boolean;
-            is_active: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-        };
-        User: {
-            /** Format: uuid */
-            id: string;
-            first_name: string;
-            last_name: string;
-            email: string | null;
-        };
-        JobCustomer: {
-            /** Format: uuid */
-            uuid: string;
-            first_name: string;
-            last_name: string;
-            company_name: string | null;
-            email: string | null;
-            phone: string | null;
-        };
-        JobLocation: {
-            /** Format: uuid */
-            uuid: string;
-            name: string;
-        };
-        JobAssignedUser: {
-            /** Format: uuid */
-            id: string;
-            first_name: string;
-            last_name: string;
-        };
-        JobListItem: {
-            /** Format: uuid */
-            uuid: string;
-            job_number: string | null;
-            /** Format: uuid */
-            customer_uuid: string;
-            /** Format: uuid */
-            location_uuid: string | null;
-            /** Format: uuid */
-            assigned_to_user_id: string | null;
-            title: string;
-            description: string | null;
-            /** @enum {string} */
-            status: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /** @enum {string} */
-            priority: "Low" | "Normal" | "High" | "Emergency";
-            is_urgent: boolean;
-            is_emergency: boolean;
-            service_address1: string | null;
-            service_address2: string | null;
-            service_city: string | null;
-            service_state: string | null;
-            service_zip: string | null;
-            estimated_amount: number | null;
-            actual_amount: number | null;
-            scheduled_date: string | null;
-            scheduled_time_start: string | null;
-            scheduled_time_end: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            invoiced_at: string | null;
-            paid_at: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: components["schemas"]["JobCustomer"];
-        };
-        Job: {
-            /** Format: uuid */
-            uuid: string;
-            job_number: string | null;
-            /** Format: uuid */
-            customer_uuid: string;
-            /** Format: uuid */
-            location_uuid: string | null;
-            /** Format: uuid */
-            assigned_to_user_id: string | null;
-            title: string;
-            description: string | null;
-            /** @enum {string} */
-            status: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
-            /** @enum {string} */
-            priority: "Low" | "Normal" | "High" | "Emergency";
-            is_urgent: boolean;
-            is_emergency: boolean;
-            service_address1: string | null;
-            service_address2: string | null;
-            service_city: string | null;
-            service_state: string | null;
-            service_zip: string | null;
-            estimated_amount: number | null;
-            actual_amount: number | null;
-            scheduled_date: string | null;
-            scheduled_time_start: string | null;
-            scheduled_time_end: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            invoiced_at: string | null;
-            paid_at: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: components["schemas"]["JobCustomer"];
-            location: components["schemas"]["JobLocation"] | null;
-            assigned_user: components["schemas"]["JobAssignedUser"] | null;
-        };
-        PhotoUser: {
-            /** Format: uuid */
-            id: string;
-            first_name: string;
-            last_name: string;
-        };
-        JobPhoto: {
-            /** Format: uuid */
-            uuid: string;
-            /** Format: uuid */
-            job_uuid: string;
-            /**
-             * Format: uuid
-             * @description The uploader: the user of the API key.
-             */
-            user_id: string;
-            /** @description Absolute, expiring URL of the file; works without the API key. */
-            photo_url: string;
-            /** @enum {string} */
-            photo_type: "before" | "during" | "after";
-            /** @description Original file name, for display only. */
-            file_name: string | null;
-            /** @description Bytes. */
-            file_size: number | null;
-            /**
-             * @description Detected from the bytes.
-             * @example image/jpeg
-             */
-            mime_type: string | null;
-            taken_at: string | null;
-            customer_email_sent: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            user: components["schemas"]["PhotoUser"] | null;
-        };
-        UploadedPhoto: {
-            /** Format: uuid */
-            uuid: string;
-            photo_url: string;
-            /** @enum {string} */
-            photo_type: "before" | "during" | "after";
-            taken_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-        };
-        Template: {
-            /** Format: uuid */
-            uuid: string;
-            name: string;
-            description: string | null;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            /** @example 129.99 */
-            base_price: number | null;
-            tiers: {
-                good: number;
-                better: number;
-                best: number;
-            } | null;
-            addons: {
-                id: string;
-                name: string;
-                price: number;
-            }[];
-            /** @example 8.25 */
-            tax_rate: number;
-            is_active: boolean;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-        };
-        EstimateListItem: {
-            /** Format: uuid */
-            uuid: string;
+        /** @description The customer's view of an estimate: no internal notes, ids or links to other records. */
+        CustomerEstimateView: {
             /** @example EST-0001 */
             estimate_number: string | null;
-            /** Format: uuid */
-            customer_uuid: string;
-            /** Format: uuid */
-            job_uuid: string | null;
-            /** Format: uuid */
-            template_uuid: string;
-            /** Format: uuid */
-            location_uuid: string | null;
-            /** Format: uuid */
-            created_by_user_id: string;
             /** @enum {string} */
             status: "Pending" | "Accepted" | "Declined" | "Expired";
+            company: components["schemas"]["SharedCompany"];
+            customer: components["schemas"]["SharedCustomer"];
+            /** @example Water heater install */
             template_name: string;
             /** @enum {string} */
             pricing_type: "flat" | "tiered";
-            selected_tier: ("good" | "better" | "best") | null;
-            /** @example 299 */
-            base_amount: number;
-            /** @example 35 */
-            addons_amount: number;
-            /** @example 27.56 */
-            tax_amount: number;
-            /** @example 361.56 */
-            total_amount: number;
+            service_description: string | null;
+            customer_notes: string | null;
+            /** @description The tier prices to choose from (tiered templates), null for flat. */
+            tiers: {
+                /** @example 1000 */
+                good: number;
+                /** @example 1500 */
+                better: number;
+                /** @example 2250.5 */
+                best: number;
+            } | null;
+            /** @description The add-ons to choose from. */
+            addons: {
+                id: string;
+                name: string;
+                /** @example 75 */
+                price: number;
+            }[];
             /** @example 1 */
             quantity: number;
+            /** @enum {string|null} */
+            selected_tier: "good" | "better" | "best" | null;
             selected_addons: string[] | null;
             adjustments: {
-                base_amount?: number;
-                addons_amount?: number;
-                tax_amount?: number;
+                [key: string]: number;
             } | null;
-            service_description: string | null;
-            internal_notes: string | null;
-            customer_notes: string | null;
-            response_notes: string | null;
+            /** @example 1500 */
+            base_amount: number;
+            /** @example 75 */
+            addons_amount: number;
+            /** @example 0 */
+            tax_amount: number;
+            /** @example 1575 */
+            total_amount: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             expires_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             responded_at: string | null;
+            response_notes: string | null;
+            /** @description The name signed with on acceptance. */
+            signature_name: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            signed_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
             created_at: string;
+            /** @description The PDF of this estimate (`<url>/pdf`). */
+            pdf_url: string;
+        };
+        CustomerEstimateViewResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["CustomerEstimateView"];
+        };
+        CustomerEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description customer.created, customer.updated, customer.deleted.
+             * @enum {string}
+             */
+            type: "customer.created" | "customer.updated" | "customer.deleted";
+            /** @constant */
+            object_type: "customer";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                /** Format: uuid */
-                uuid: string;
-                first_name: string;
-                last_name: string;
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Customer"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
             };
         };
+        CustomerListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                customers: components["schemas"]["Customer"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        CustomerResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Customer"];
+        };
+        /**
+         * @description Residential or Commercial.
+         * @enum {string}
+         */
+        CustomerType: "Residential" | "Commercial";
+        DeclineEstimateBody: {
+            /**
+             * @description The customer's reason, if any.
+             * @example Going with a cheaper option.
+             */
+            response_notes?: string | null;
+        };
+        Error: {
+            /** @constant */
+            success: false;
+            error: {
+                code: components["schemas"]["ErrorCode"];
+                /** @description A sentence for people; it may change. */
+                message: string;
+                /** @description The x-request-id of the request; quote it when reporting a problem. */
+                request_id: string;
+                /** @description Validation errors: one item per problem of a field. */
+                details?: components["schemas"]["ErrorDetail"][];
+            };
+        };
+        /**
+         * @description What went wrong, a closed list; branch on it, never on the message.
+         * @enum {string}
+         */
+        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorDetail: {
+            /**
+             * @description The field: `line_items[0].quantity`, a query or path parameter, or a header.
+             * @example email
+             */
+            field: string;
+            code: components["schemas"]["ErrorDetailCode"];
+            /**
+             * @description Follows the field name, for people: "is required", "must be an email address".
+             * @example must be an email address
+             */
+            message: string;
+        };
+        /**
+         * @description What is wrong with the field: required (absent), empty, invalid_type, invalid_format, invalid_enum (the message lists the values), out_of_range, unknown_field, read_only (cannot be set, or cannot change after create), invalid_reference (not a live record of the company, or not the one the rest of the body implies), invalid (any other rule; the message says which).
+         * @enum {string}
+         */
+        ErrorDetailCode: "required" | "empty" | "invalid_type" | "invalid_format" | "invalid_enum" | "out_of_range" | "unknown_field" | "read_only" | "invalid_reference" | "invalid";
         Estimate: {
             /** Format: uuid */
             uuid: string;
@@ -2635,12 +1885,10 @@ export interface components {
             location_uuid: string | null;
             /** Format: uuid */
             created_by_user_id: string;
-            /** @enum {string} */
-            status: "Pending" | "Accepted" | "Declined" | "Expired";
+            status: components["schemas"]["EstimateStatus"];
             template_name: string;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            selected_tier: ("good" | "better" | "best") | null;
+            pricing_type: components["schemas"]["PricingType"];
+            selected_tier: components["schemas"]["Tier"] | null;
             /** @example 299 */
             base_amount: number;
             /** @example 35 */
@@ -2661,7 +1909,15 @@ export interface components {
             internal_notes: string | null;
             customer_notes: string | null;
             response_notes: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             expires_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             responded_at: string | null;
             /**
              * Format: date-time
@@ -2673,6 +1929,10 @@ export interface components {
              * @example 2026-11-22T14:05:09.123Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             deleted_at: string | null;
             customer: {
                 /** Format: uuid */
@@ -2690,14 +1950,129 @@ export interface components {
                 /** Format: uuid */
                 uuid: string;
                 name: string;
-                /** @enum {string} */
-                pricing_type: "flat" | "tiered";
+                pricing_type: components["schemas"]["PricingType"];
             };
             location: {
                 /** Format: uuid */
                 uuid: string;
                 name: string;
             } | null;
+        };
+        EstimateEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description estimate.created, estimate.updated, estimate.deleted.
+             * @enum {string}
+             */
+            type: "estimate.created" | "estimate.updated" | "estimate.deleted";
+            /** @constant */
+            object_type: "estimate";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Estimate"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        EstimateListItem: {
+            /** Format: uuid */
+            uuid: string;
+            /** @example EST-0001 */
+            estimate_number: string | null;
+            /** Format: uuid */
+            customer_uuid: string;
+            /** Format: uuid */
+            job_uuid: string | null;
+            /** Format: uuid */
+            template_uuid: string;
+            /** Format: uuid */
+            location_uuid: string | null;
+            /** Format: uuid */
+            created_by_user_id: string;
+            status: components["schemas"]["EstimateStatus"];
+            template_name: string;
+            pricing_type: components["schemas"]["PricingType"];
+            selected_tier: components["schemas"]["Tier"] | null;
+            /** @example 299 */
+            base_amount: number;
+            /** @example 35 */
+            addons_amount: number;
+            /** @example 27.56 */
+            tax_amount: number;
+            /** @example 361.56 */
+            total_amount: number;
+            /** @example 1 */
+            quantity: number;
+            selected_addons: string[] | null;
+            adjustments: {
+                base_amount?: number;
+                addons_amount?: number;
+                tax_amount?: number;
+            } | null;
+            service_description: string | null;
+            internal_notes: string | null;
+            customer_notes: string | null;
+            response_notes: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            responded_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            customer: {
+                /** Format: uuid */
+                uuid: string;
+                first_name: string;
+                last_name: string;
+            };
+        };
+        EstimateListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                estimates: components["schemas"]["EstimateListItem"][];
+                pagination: components["schemas"]["Pagination"];
+            };
         };
         EstimatePreview: {
             /** @description What create would store. */
@@ -2744,84 +2119,47 @@ export interface components {
                 };
             };
         };
-        InvoiceLineItem: {
-            description: string | null;
-            /** @example 3 */
-            quantity: number;
-            /** @example 19.99 */
-            unit_price: number;
-            /** @example 59.97 */
-            line_total: number;
-            /** @example 8.875 */
-            tax_rate: number;
-            /** @example 5.32 */
-            tax_amount: number;
+        EstimatePreviewResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["EstimatePreview"];
         };
-        InvoiceListItem: {
-            /** Format: uuid */
-            uuid: string;
-            /** @example INV-0042 */
-            invoice_number: string | null;
-            /** Format: uuid */
-            customer_uuid: string;
-            /** Format: uuid */
-            job_uuid: string | null;
-            /** Format: uuid */
-            estimate_uuid: string | null;
-            /** Format: uuid */
-            location_uuid: string | null;
-            /** @enum {string} */
-            invoice_type: "Full" | "Partial" | "Progress";
-            /** @example null */
-            progress_percentage: number | null;
-            /**
-             * Format: date
-             * @example 2026-11-22
-             */
-            issue_date: string;
-            /**
-             * Format: date
-             * @example 2026-12-22
-             */
-            due_date: string;
-            /** @example 59.97 */
-            subtotal: number;
-            /** @example 5.32 */
-            tax_amount: number;
-            /** @example 0 */
-            discount_amount: number;
-            /** @example 65.29 */
-            total_amount: number;
-            /** @example 0 */
-            paid_amount: number;
-            /** @example 65.29 */
-            balance_amount: number;
-            line_items: components["schemas"]["InvoiceLineItem"][] | null;
-            notes: string | null;
-            terms: string | null;
-            internal_notes: string | null;
-            /**
-             * @description Stored Draft, Pending or Paid; Overdue is derived on read.
-             * @enum {string}
-             */
-            status: "Draft" | "Pending" | "Paid" | "Overdue";
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            customer: {
-                /** Format: uuid */
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
+        EstimateResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Estimate"];
+        };
+        /**
+         * @description Pending until the customer (or the company) answers: Accepted, Declined or Expired.
+         * @enum {string}
+         */
+        EstimateStatus: "Pending" | "Accepted" | "Declined" | "Expired";
+        /** @description One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type. */
+        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
+        EventPage: {
+            /** @description Feed order, oldest first. */
+            events: components["schemas"]["Event"][];
+            /** @description True when more events follow the last one; ask again with after = its uuid. */
+            has_more: boolean;
+        };
+        EventPageResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["EventPage"];
+        };
+        EventResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Event"];
+        };
+        HealthStatus: {
+            /** @example ok */
+            status: string;
+        };
+        HealthStatusResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["HealthStatus"];
         };
         Invoice: {
             /** Format: uuid */
@@ -2836,8 +2174,7 @@ export interface components {
             estimate_uuid: string | null;
             /** Format: uuid */
             location_uuid: string | null;
-            /** @enum {string} */
-            invoice_type: "Full" | "Partial" | "Progress";
+            invoice_type: components["schemas"]["InvoiceType"];
             /** @example null */
             progress_percentage: number | null;
             /**
@@ -2866,11 +2203,7 @@ export interface components {
             notes: string | null;
             terms: string | null;
             internal_notes: string | null;
-            /**
-             * @description Stored Draft, Pending or Paid; Overdue is derived on read.
-             * @enum {string}
-             */
-            status: "Draft" | "Pending" | "Paid" | "Overdue";
+            status: components["schemas"]["InvoiceStatus"];
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
@@ -2881,6 +2214,10 @@ export interface components {
              * @example 2026-11-22T14:05:09.123Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
             deleted_at: string | null;
             customer: {
                 /** Format: uuid */
@@ -2907,6 +2244,152 @@ export interface components {
                 name: string;
             } | null;
         };
+        InvoiceEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description invoice.created, invoice.updated, invoice.deleted.
+             * @enum {string}
+             */
+            type: "invoice.created" | "invoice.updated" | "invoice.deleted";
+            /** @constant */
+            object_type: "invoice";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Invoice"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        InvoiceLineItem: {
+            description: string | null;
+            /** @example 3 */
+            quantity: number;
+            /** @example 19.99 */
+            unit_price: number;
+            /** @example 59.97 */
+            line_total: number;
+            /** @example 8.875 */
+            tax_rate: number;
+            /** @example 5.32 */
+            tax_amount: number;
+        };
+        /** @description line_total = quantity x unit_price rounded to cents; tax_amount = line_total x tax_rate / 100 rounded to cents. */
+        InvoiceLineItemBody: {
+            /**
+             * @description What was done or sold.
+             * @example Replace capacitor
+             */
+            description?: string | null;
+            /**
+             * @description Greater than 0, at most 3 decimals; default 1.
+             * @example 3
+             */
+            quantity?: number;
+            /**
+             * @description Price of one unit, at most 2 decimals.
+             * @example 19.5
+             */
+            unit_price: number;
+            /**
+             * @description Percent, 0 to 100, at most 4 decimals; default 0.
+             * @example 8.875
+             */
+            tax_rate?: number;
+        };
+        InvoiceListItem: {
+            /** Format: uuid */
+            uuid: string;
+            /** @example INV-0042 */
+            invoice_number: string | null;
+            /** Format: uuid */
+            customer_uuid: string;
+            /** Format: uuid */
+            job_uuid: string | null;
+            /** Format: uuid */
+            estimate_uuid: string | null;
+            /** Format: uuid */
+            location_uuid: string | null;
+            invoice_type: components["schemas"]["InvoiceType"];
+            /** @example null */
+            progress_percentage: number | null;
+            /**
+             * Format: date
+             * @example 2026-11-22
+             */
+            issue_date: string;
+            /**
+             * Format: date
+             * @example 2026-12-22
+             */
+            due_date: string;
+            /** @example 59.97 */
+            subtotal: number;
+            /** @example 5.32 */
+            tax_amount: number;
+            /** @example 0 */
+            discount_amount: number;
+            /** @example 65.29 */
+            total_amount: number;
+            /** @example 0 */
+            paid_amount: number;
+            /** @example 65.29 */
+            balance_amount: number;
+            line_items: components["schemas"]["InvoiceLineItem"][] | null;
+            notes: string | null;
+            terms: string | null;
+            internal_notes: string | null;
+            status: components["schemas"]["InvoiceStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            customer: {
+                /** Format: uuid */
+                uuid: string;
+                first_name: string;
+                last_name: string;
+            };
+        };
+        InvoiceListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                invoices: components["schemas"]["InvoiceListItem"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
         InvoicePreview: {
             preview: {
                 /** @example 59.97 */
@@ -2927,335 +2410,107 @@ export interface components {
                 line_items: components["schemas"]["InvoiceLineItem"][];
             };
         };
-        PaymentListItem: {
+        InvoicePreviewResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["InvoicePreview"];
+        };
+        InvoiceResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Invoice"];
+        };
+        /**
+         * @description Draft, Pending or Paid as stored; Overdue is derived on read (Pending, past due_date, balance above 0).
+         * @enum {string}
+         */
+        InvoiceStatus: "Draft" | "Pending" | "Paid" | "Overdue";
+        /**
+         * @description Full, Partial or Progress.
+         * @enum {string}
+         */
+        InvoiceType: "Full" | "Partial" | "Progress";
+        Job: {
             /** Format: uuid */
             uuid: string;
-            /** @example PAY-0001 */
-            payment_number: string | null;
-            /** Format: uuid */
-            invoice_uuid: string;
+            job_number: string | null;
             /** Format: uuid */
             customer_uuid: string;
-            /** @enum {string} */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
-            payment_method: string | null;
-            /** @example 30 */
-            amount: number;
-            /** @example 0.87 */
-            processing_fee: number;
-            /** @example 29.13 */
-            net_amount: number;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            payment_date: string;
-            transaction_id: string | null;
-            reference_number: string | null;
-            authorization_code: string | null;
-            payment_details: {
-                [key: string]: unknown;
-            } | null;
-            notes: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Completed" | "Failed" | "Refunded";
-            processed_at: string | null;
             /** Format: uuid */
-            created_by_user_id: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            updated_at: string;
-            deleted_at: string | null;
-            invoice: {
-                /** Format: uuid */
-                uuid: string;
-                invoice_number: string | null;
-            };
-        };
-        Payment: {
+            location_uuid: string | null;
             /** Format: uuid */
-            uuid: string;
-            /** @example PAY-0001 */
-            payment_number: string | null;
-            /** Format: uuid */
-            invoice_uuid: string;
-            /** Format: uuid */
-            customer_uuid: string;
-            /** @enum {string} */
-            payment_type: "credit_card" | "ach" | "check" | "cash" | "other";
-            payment_method: string | null;
-            /** @example 30 */
-            amount: number;
-            /** @example 0.87 */
-            processing_fee: number;
-            /** @example 29.13 */
-            net_amount: number;
-            /**
-             * Format: date
-             * @example 2026-11-20
-             */
-            payment_date: string;
-            transaction_id: string | null;
-            reference_number: string | null;
-            authorization_code: string | null;
-            payment_details: {
-                [key: string]: unknown;
-            } | null;
-            notes: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Completed" | "Failed" | "Refunded";
-            processed_at: string | null;
-            /** Format: uuid */
-            created_by_user_id: string;
+            assigned_to_user_id: string | null;
+            title: string;
+            description: string | null;
+            status: components["schemas"]["JobStatus"];
+            priority: components["schemas"]["JobPriority"];
+            is_urgent: boolean;
+            is_emergency: boolean;
+            service_address1: string | null;
+            service_address2: string | null;
+            service_city: string | null;
+            service_state: string | null;
+            service_zip: string | null;
+            estimated_amount: number | null;
+            actual_amount: number | null;
+            scheduled_date: string | null;
+            scheduled_time_start: string | null;
+            scheduled_time_end: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
-            created_at: string;
+            started_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
-            updated_at: string;
-            deleted_at: string | null;
-            invoice: {
-                /** Format: uuid */
-                uuid: string;
-                invoice_number: string | null;
-                /** @example 100 */
-                total_amount: number;
-                /** @example 70 */
-                balance_amount: number;
-                /** @enum {string} */
-                status: "Draft" | "Pending" | "Paid" | "Overdue";
-            };
-            customer: {
-                /** Format: uuid */
-                uuid: string;
-                first_name: string;
-                last_name: string;
-            };
-        };
-        NumberingSettings: {
-            /** @example INV- */
-            prefix: string;
-            /**
-             * Format: int64
-             * @example 4
-             */
-            padding: number;
-            /**
-             * Format: int64
-             * @description The number the next document gets (the override when one is set).
-             * @example 1
-             */
-            next_number: number;
-            /** @example INV-0001 */
-            next_number_formatted: string;
-            has_override: boolean;
-        };
-        ShareLink: {
-            /**
-             * @description Absolute link to the customer page, served without a key; `<url>/pdf` is its PDF.
-             * @example https://api.example.com/share/estimates/AZpMHnwrfT6fEC48TV5vcAGaTB58K309nxArPE1eb3A.1797955200.q2Xh0e6w9oZbB2m7u6h0kXrW3m1Yc8pQeLrN4tVxJ5s
-             */
-            url: string;
+            completed_at: string | null;
             /**
              * Format: date-time
-             * @description When the link stops working (SHARE_LINK_TTL_SECONDS after it was made).
              * @example 2026-11-22T14:05:09.123Z
              */
-            expires_at: string;
-        };
-        SentDocument: {
-            /**
-             * @description The Message-ID of the email.
-             * @example <0b9f3b0e-1c1d-4f9a-9d61-5f2c1b8a7e31@example.com>
-             */
-            message_id: string;
-            /**
-             * @description The recipients (to, then cc).
-             * @example [
-             *       "dana@example.com"
-             *     ]
-             */
-            to: string[];
+            invoiced_at: string | null;
             /**
              * Format: date-time
-             * @description When the SMTP server accepted the message.
              * @example 2026-11-22T14:05:09.123Z
              */
-            sent_at: string;
-        };
-        SharedCompany: {
-            /** @example Reyes Plumbing */
-            name: string;
-            /** @example office@reyesplumbing.com */
-            email: string;
-            phone: string | null;
-            /**
-             * @description The company address, one line each.
-             * @example [
-             *       "100 Congress Ave",
-             *       "Austin, TX 78701"
-             *     ]
-             */
-            address_lines: string[];
-        };
-        SharedCustomer: {
-            /**
-             * @description First and last name (and company name when set).
-             * @example Dana Reyes
-             */
-            name: string;
-            /**
-             * @description The job's service address, else the customer's physical address.
-             * @example [
-             *       "12 Elm St",
-             *       "Austin, TX 78702"
-             *     ]
-             */
-            service_address_lines: string[];
-        };
-        /** @description The customer's view of an estimate: no internal notes, ids or links to other records. */
-        CustomerEstimateView: {
-            /** @example EST-0001 */
-            estimate_number: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Accepted" | "Declined" | "Expired";
-            company: components["schemas"]["SharedCompany"];
-            customer: components["schemas"]["SharedCustomer"];
-            /** @example Water heater install */
-            template_name: string;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
-            service_description: string | null;
+            paid_at: string | null;
+            internal_notes: string | null;
             customer_notes: string | null;
-            /** @description The tier prices to choose from (tiered templates), null for flat. */
-            tiers: {
-                /** @example 1000 */
-                good: number;
-                /** @example 1500 */
-                better: number;
-                /** @example 2250.5 */
-                best: number;
-            } | null;
-            /** @description The add-ons to choose from. */
-            addons: {
-                id: string;
-                name: string;
-                /** @example 75 */
-                price: number;
-            }[];
-            /** @example 1 */
-            quantity: number;
-            selected_tier: ("good" | "better" | "best") | null;
-            selected_addons: string[] | null;
-            adjustments: {
-                [key: string]: number;
-            } | null;
-            /** @example 1500 */
-            base_amount: number;
-            /** @example 75 */
-            addons_amount: number;
-            /** @example 0 */
-            tax_amount: number;
-            /** @example 1575 */
-            total_amount: number;
-            expires_at: string | null;
-            responded_at: string | null;
-            response_notes: string | null;
-            /** @description The name signed with on acceptance. */
-            signature_name: string | null;
-            signed_at: string | null;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
             created_at: string;
-            /** @description The PDF of this estimate (`<url>/pdf`). */
-            pdf_url: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            customer: components["schemas"]["JobCustomer"];
+            location: components["schemas"]["JobLocation"] | null;
+            assigned_user: components["schemas"]["JobAssignedUser"] | null;
         };
-        LocationEvent: {
-            /**
-             * Format: uuid
-             * @description The event id; pass it as `after` to read the events that follow it.
-             */
-            uuid: string;
-            /**
-             * @description location.created, location.updated, location.deleted.
-             * @enum {string}
-             */
-            type: "location.created" | "location.updated" | "location.deleted";
-            /** @constant */
-            object_type: "location";
-            /**
-             * Format: uuid
-             * @description The changed record.
-             */
-            object_uuid: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            data: {
-                /** @description The record as its GET with include_deleted=true answered right after the change. */
-                object: components["schemas"]["Location"];
-                /**
-                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
-                 * @example {
-                 *       "status": "Scheduled"
-                 *     }
-                 */
-                previous_attributes?: {
-                    [key: string]: unknown;
-                };
-            };
+        JobAssignedUser: {
+            /** Format: uuid */
+            id: string;
+            first_name: string;
+            last_name: string;
         };
-        CustomerEvent: {
-            /**
-             * Format: uuid
-             * @description The event id; pass it as `after` to read the events that follow it.
-             */
+        JobCustomer: {
+            /** Format: uuid */
             uuid: string;
-            /**
-             * @description customer.created, customer.updated, customer.deleted.
-             * @enum {string}
-             */
-            type: "customer.created" | "customer.updated" | "customer.deleted";
-            /** @constant */
-            object_type: "customer";
-            /**
-             * Format: uuid
-             * @description The changed record.
-             */
-            object_uuid: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-            data: {
-                /** @description The record as its GET with include_deleted=true answered right after the change. */
-                object: components["schemas"]["Customer"];
-                /**
-                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
-                 * @example {
-                 *       "status": "Scheduled"
-                 *     }
-                 */
-                previous_attributes?: {
-                    [key: string]: unknown;
-                };
-            };
+            first_name: string;
+            last_name: string;
+            company_name: string | null;
+            email: string | null;
+            phone: string | null;
         };
         JobEvent: {
             /**
@@ -3294,6 +2549,129 @@ export interface components {
                 };
             };
         };
+        JobListItem: {
+            /** Format: uuid */
+            uuid: string;
+            job_number: string | null;
+            /** Format: uuid */
+            customer_uuid: string;
+            /** Format: uuid */
+            location_uuid: string | null;
+            /** Format: uuid */
+            assigned_to_user_id: string | null;
+            title: string;
+            description: string | null;
+            status: components["schemas"]["JobStatus"];
+            priority: components["schemas"]["JobPriority"];
+            is_urgent: boolean;
+            is_emergency: boolean;
+            service_address1: string | null;
+            service_address2: string | null;
+            service_city: string | null;
+            service_state: string | null;
+            service_zip: string | null;
+            estimated_amount: number | null;
+            actual_amount: number | null;
+            scheduled_date: string | null;
+            scheduled_time_start: string | null;
+            scheduled_time_end: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            invoiced_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            paid_at: string | null;
+            internal_notes: string | null;
+            customer_notes: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            customer: components["schemas"]["JobCustomer"];
+        };
+        JobListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                jobs: components["schemas"]["JobListItem"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        JobLocation: {
+            /** Format: uuid */
+            uuid: string;
+            name: string;
+        };
+        JobPhoto: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            job_uuid: string;
+            /**
+             * Format: uuid
+             * @description The uploader: the user of the API key.
+             */
+            user_id: string;
+            /** @description Absolute, expiring URL of the file; works without the API key. */
+            photo_url: string;
+            photo_type: components["schemas"]["PhotoType"];
+            /** @description Original file name, for display only. */
+            file_name: string | null;
+            /** @description Bytes. */
+            file_size: number | null;
+            /**
+             * @description Detected from the bytes.
+             * @example image/jpeg
+             */
+            mime_type: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            taken_at: string | null;
+            customer_email_sent: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            user: components["schemas"]["PhotoUser"] | null;
+        };
         JobPhotoEvent: {
             /**
              * Format: uuid
@@ -3331,19 +2709,93 @@ export interface components {
                 };
             };
         };
-        TemplateEvent: {
+        JobPhotoListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                photos: components["schemas"]["JobPhoto"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        JobPhotoResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["JobPhoto"];
+        };
+        /**
+         * @description How soon a job must be done.
+         * @enum {string}
+         */
+        JobPriority: "Low" | "Normal" | "High" | "Emergency";
+        JobResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Job"];
+        };
+        /**
+         * @description Where a job stands.
+         * @enum {string}
+         */
+        JobStatus: "New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved";
+        /**
+         * @description A list order: by created_at or updated_at, - for newest first; ties by uuid in the same direction.
+         * @enum {string}
+         */
+        ListSort: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+        Location: {
+            /** Format: uuid */
+            uuid: string;
+            name: string;
+            location_code: string | null;
+            address1: string;
+            address2: string | null;
+            city: string;
+            state: string;
+            zip: string;
+            phone: string | null;
+            timezone: string;
+            business_hours: {
+                [key: string]: unknown;
+            } | null;
+            default_tax_rules: {
+                [key: string]: unknown;
+            } | null;
+            service_types_offered: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            default_pricing_set_uuid: string | null;
+            is_primary: boolean;
+            is_active: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+        };
+        LocationEvent: {
             /**
              * Format: uuid
              * @description The event id; pass it as `after` to read the events that follow it.
              */
             uuid: string;
             /**
-             * @description template.created, template.updated, template.deleted.
+             * @description location.created, location.updated, location.deleted.
              * @enum {string}
              */
-            type: "template.created" | "template.updated" | "template.deleted";
+            type: "location.created" | "location.updated" | "location.deleted";
             /** @constant */
-            object_type: "template";
+            object_type: "location";
             /**
              * Format: uuid
              * @description The changed record.
@@ -3356,7 +2808,7 @@ export interface components {
             created_at: string;
             data: {
                 /** @description The record as its GET with include_deleted=true answered right after the change. */
-                object: components["schemas"]["Template"];
+                object: components["schemas"]["Location"];
                 /**
                  * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
                  * @example {
@@ -3368,78 +2820,168 @@ export interface components {
                 };
             };
         };
-        EstimateEvent: {
-            /**
-             * Format: uuid
-             * @description The event id; pass it as `after` to read the events that follow it.
-             */
-            uuid: string;
-            /**
-             * @description estimate.created, estimate.updated, estimate.deleted.
-             * @enum {string}
-             */
-            type: "estimate.created" | "estimate.updated" | "estimate.deleted";
-            /** @constant */
-            object_type: "estimate";
-            /**
-             * Format: uuid
-             * @description The changed record.
-             */
-            object_uuid: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
+        LocationListResponse: {
+            /** @enum {boolean} */
+            success: true;
             data: {
-                /** @description The record as its GET with include_deleted=true answered right after the change. */
-                object: components["schemas"]["Estimate"];
-                /**
-                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
-                 * @example {
-                 *       "status": "Scheduled"
-                 *     }
-                 */
-                previous_attributes?: {
-                    [key: string]: unknown;
-                };
+                locations: components["schemas"]["Location"][];
+                pagination: components["schemas"]["Pagination"];
             };
         };
-        InvoiceEvent: {
+        LocationResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Location"];
+        };
+        Message: {
+            /** @example Customer deleted successfully */
+            message: string;
+        };
+        MessageResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Message"];
+        };
+        /**
+         * @description How the customer hears that the technician is on the way.
+         * @enum {string}
+         */
+        NotifyChannel: "email" | "sms" | "both";
+        Numbering: {
+            invoice: components["schemas"]["NumberingSettings"];
+            estimate: components["schemas"]["NumberingSettings"];
+        };
+        NumberingKindUpdateBody: {
             /**
-             * Format: uuid
-             * @description The event id; pass it as `after` to read the events that follow it.
+             * @description 0-20 ASCII letters, digits and - _ / . #
+             * @example INV-
              */
+            prefix?: string;
+            /**
+             * Format: int32
+             * @description Zero-padding width, 0-12.
+             * @example 4
+             */
+            padding?: number;
+            /**
+             * Format: int64
+             * @description One-time override used by the next document only; null clears it. 400 when that number was already used.
+             * @example 1001
+             */
+            override_next_number?: number | null;
+        };
+        NumberingResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Numbering"];
+        };
+        NumberingSettings: {
+            /** @example INV- */
+            prefix: string;
+            /**
+             * Format: int64
+             * @example 4
+             */
+            padding: number;
+            /**
+             * Format: int64
+             * @description The number the next document gets (the override when one is set).
+             * @example 1
+             */
+            next_number: number;
+            /** @example INV-0001 */
+            next_number_formatted: string;
+            has_override: boolean;
+        };
+        Pagination: {
+            /**
+             * Format: int64
+             * @example 1
+             */
+            page: number;
+            /**
+             * Format: int64
+             * @example 50
+             */
+            limit: number;
+            /**
+             * Format: int64
+             * @example 120
+             */
+            total: number;
+            /**
+             * Format: int64
+             * @example 3
+             */
+            total_pages: number;
+        };
+        Payment: {
+            /** Format: uuid */
             uuid: string;
+            /** @example PAY-0001 */
+            payment_number: string | null;
+            /** Format: uuid */
+            invoice_uuid: string;
+            /** Format: uuid */
+            customer_uuid: string;
+            payment_type: components["schemas"]["PaymentType"];
+            payment_method: string | null;
+            /** @example 30 */
+            amount: number;
+            /** @example 0.87 */
+            processing_fee: number;
+            /** @example 29.13 */
+            net_amount: number;
             /**
-             * @description invoice.created, invoice.updated, invoice.deleted.
-             * @enum {string}
+             * Format: date
+             * @example 2026-11-20
              */
-            type: "invoice.created" | "invoice.updated" | "invoice.deleted";
-            /** @constant */
-            object_type: "invoice";
+            payment_date: string;
+            transaction_id: string | null;
+            reference_number: string | null;
+            authorization_code: string | null;
+            payment_details: {
+                [key: string]: unknown;
+            } | null;
+            notes: string | null;
+            status: components["schemas"]["PaymentStatus"];
             /**
-             * Format: uuid
-             * @description The changed record.
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
              */
-            object_uuid: string;
+            processed_at: string | null;
+            /** Format: uuid */
+            created_by_user_id: string;
             /**
              * Format: date-time
              * @example 2026-11-22T14:05:09.123Z
              */
             created_at: string;
-            data: {
-                /** @description The record as its GET with include_deleted=true answered right after the change. */
-                object: components["schemas"]["Invoice"];
-                /**
-                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
-                 * @example {
-                 *       "status": "Scheduled"
-                 *     }
-                 */
-                previous_attributes?: {
-                    [key: string]: unknown;
-                };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            invoice: {
+                /** Format: uuid */
+                uuid: string;
+                invoice_number: string | null;
+                /** @example 100 */
+                total_amount: number;
+                /** @example 70 */
+                balance_amount: number;
+                status: components["schemas"]["InvoiceStatus"];
+            };
+            customer: {
+                /** Format: uuid */
+                uuid: string;
+                first_name: string;
+                last_name: string;
             };
         };
         PaymentEvent: {
@@ -3479,8 +3021,1055 @@ export interface components {
                 };
             };
         };
-        /** @description One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type. */
-        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
+        PaymentListItem: {
+            /** Format: uuid */
+            uuid: string;
+            /** @example PAY-0001 */
+            payment_number: string | null;
+            /** Format: uuid */
+            invoice_uuid: string;
+            /** Format: uuid */
+            customer_uuid: string;
+            payment_type: components["schemas"]["PaymentType"];
+            payment_method: string | null;
+            /** @example 30 */
+            amount: number;
+            /** @example 0.87 */
+            processing_fee: number;
+            /** @example 29.13 */
+            net_amount: number;
+            /**
+             * Format: date
+             * @example 2026-11-20
+             */
+            payment_date: string;
+            transaction_id: string | null;
+            reference_number: string | null;
+            authorization_code: string | null;
+            payment_details: {
+                [key: string]: unknown;
+            } | null;
+            notes: string | null;
+            status: components["schemas"]["PaymentStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            processed_at: string | null;
+            /** Format: uuid */
+            created_by_user_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            invoice: {
+                /** Format: uuid */
+                uuid: string;
+                invoice_number: string | null;
+            };
+        };
+        PaymentListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                payments: components["schemas"]["PaymentListItem"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        PaymentResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Payment"];
+        };
+        /**
+         * @description Only Completed payments count toward the invoice's paid_amount.
+         * @enum {string}
+         */
+        PaymentStatus: "Pending" | "Completed" | "Failed" | "Refunded";
+        /**
+         * @description How the customer paid.
+         * @enum {string}
+         */
+        PaymentType: "credit_card" | "ach" | "check" | "cash" | "other";
+        /**
+         * @description When in the job the photo was taken.
+         * @enum {string}
+         */
+        PhotoType: "before" | "during" | "after";
+        PhotoUser: {
+            /** Format: uuid */
+            id: string;
+            first_name: string;
+            last_name: string;
+        };
+        /** @description Dry run: computes the amounts create would store; nothing is written. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
+        PreviewEstimateBody: {
+            /**
+             * Format: uuid
+             * @description A live template of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            template_uuid: string;
+            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
+            selected_tier?: components["schemas"]["Tier"] | null;
+            /**
+             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
+             * @example 1.5
+             */
+            quantity?: number;
+            /**
+             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
+             * @example [
+             *       "filter"
+             *     ]
+             */
+            selected_addons?: string[] | null;
+            /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
+            adjustments?: {
+                /**
+                 * @description Replaces the computed base_amount.
+                 * @example 180
+                 */
+                base_amount?: number;
+                /**
+                 * @description Replaces the computed addons_amount.
+                 * @example 20
+                 */
+                addons_amount?: number;
+                /**
+                 * @description Replaces the computed tax_amount.
+                 * @example 0
+                 */
+                tax_amount?: number;
+            } | null;
+        };
+        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create. */
+        PreviewInvoiceBody: {
+            /**
+             * Format: uuid
+             * @description A live job of the company; its amounts are used without line_items and subtotal.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            job_uuid?: string;
+            /**
+             * Format: uuid
+             * @description A live estimate of the company; preferred over the job as the amount source.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            estimate_uuid?: string;
+            /**
+             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
+             * @example Full
+             */
+            invoice_type?: components["schemas"]["InvoiceType"];
+            /**
+             * @description Progress invoices only, required there: the share billed, greater than 0 and at most 100 (4 decimals).
+             * @example 33.3333
+             */
+            progress_percentage?: number | null;
+            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
+            /**
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @example 59.97
+             */
+            subtotal?: number;
+            /**
+             * @description Overrides the computed tax (before a Progress share).
+             * @example 5.32
+             */
+            tax_amount?: number;
+            /**
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @example 10
+             */
+            discount_amount?: number;
+        };
+        /**
+         * @description flat: one base_price. tiered: a good, better and best price to choose from.
+         * @enum {string}
+         */
+        PricingType: "flat" | "tiered";
+        /** @description All fields optional; an empty body sends to the customer. */
+        SendDocumentBody: {
+            /**
+             * Format: email
+             * @description Recipient; default the customer's email (400 when neither exists).
+             * @example dana@example.com
+             */
+            to?: string;
+            /**
+             * @description Copies, at most 10.
+             * @example [
+             *       "office@example.com"
+             *     ]
+             */
+            cc?: string[];
+            /**
+             * @description A personal note placed above the link.
+             * @example Thanks for having us out today.
+             */
+            message?: string;
+        };
+        SentDocument: {
+            /**
+             * @description The Message-ID of the email.
+             * @example <0b9f3b0e-1c1d-4f9a-9d61-5f2c1b8a7e31@example.com>
+             */
+            message_id: string;
+            /**
+             * @description The recipients (to, then cc).
+             * @example [
+             *       "dana@example.com"
+             *     ]
+             */
+            to: string[];
+            /**
+             * Format: date-time
+             * @description When the SMTP server accepted the message.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            sent_at: string;
+        };
+        SentDocumentResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["SentDocument"];
+        };
+        SharedCompany: {
+            /** @example Reyes Plumbing */
+            name: string;
+            /** @example office@reyesplumbing.com */
+            email: string;
+            phone: string | null;
+            /**
+             * @description The company address, one line each.
+             * @example [
+             *       "100 Congress Ave",
+             *       "Austin, TX 78701"
+             *     ]
+             */
+            address_lines: string[];
+        };
+        SharedCustomer: {
+            /**
+             * @description First and last name (and company name when set).
+             * @example Dana Reyes
+             */
+            name: string;
+            /**
+             * @description The job's service address, else the customer's physical address.
+             * @example [
+             *       "12 Elm St",
+             *       "Austin, TX 78702"
+             *     ]
+             */
+            service_address_lines: string[];
+        };
+        ShareLink: {
+            /**
+             * @description Absolute link to the customer page, served without a key; `<url>/pdf` is its PDF.
+             * @example https://api.example.com/share/estimates/AZpMHnwrfT6fEC48TV5vcAGaTB58K309nxArPE1eb3A.1797955200.q2Xh0e6w9oZbB2m7u6h0kXrW3m1Yc8pQeLrN4tVxJ5s
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working (SHARE_LINK_TTL_SECONDS after it was made).
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at: string;
+        };
+        ShareLinkResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["ShareLink"];
+        };
+        Template: {
+            /** Format: uuid */
+            uuid: string;
+            name: string;
+            description: string | null;
+            pricing_type: components["schemas"]["PricingType"];
+            /** @example 129.99 */
+            base_price: number | null;
+            tiers: {
+                good: number;
+                better: number;
+                best: number;
+            } | null;
+            addons: {
+                id: string;
+                name: string;
+                price: number;
+            }[];
+            /** @example 8.25 */
+            tax_rate: number;
+            is_active: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+        };
+        TemplateEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description template.created, template.updated, template.deleted.
+             * @enum {string}
+             */
+            type: "template.created" | "template.updated" | "template.deleted";
+            /** @constant */
+            object_type: "template";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Template"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        TemplateListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                templates: components["schemas"]["Template"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        TemplateResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Template"];
+        };
+        /**
+         * @description A tier of a tiered template.
+         * @enum {string}
+         */
+        Tier: "good" | "better" | "best";
+        UpdateCustomerBody: {
+            /**
+             * @description First name.
+             * @example Dana
+             */
+            first_name?: string;
+            /**
+             * @description Last name.
+             * @example Reyes
+             */
+            last_name?: string;
+            /**
+             * @description For commercial customers.
+             * @example Reyes Dental
+             */
+            company_name?: string | null;
+            /**
+             * Format: email
+             * @description Email address.
+             * @example ops@example.com
+             */
+            email?: string | null;
+            /**
+             * @description xxx-xxx-xxxx.
+             * @example 512-555-0142
+             */
+            phone?: string | null;
+            /** @description Default Residential. */
+            customer_type?: components["schemas"]["CustomerType"];
+            /** @description Default false. */
+            is_vip?: boolean;
+            /** @description physical street address. */
+            physical_address1?: string | null;
+            /** @description physical suite, unit. */
+            physical_address2?: string | null;
+            /** @description physical city. */
+            physical_city?: string | null;
+            /** @description physical state, 2-letter US code. */
+            physical_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description physical ZIP.
+             * @example 78701
+             */
+            physical_zip?: string | null;
+            /** @description billing street address. */
+            billing_address1?: string | null;
+            /** @description billing suite, unit. */
+            billing_address2?: string | null;
+            /** @description billing city. */
+            billing_city?: string | null;
+            /** @description billing state, 2-letter US code. */
+            billing_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description billing ZIP.
+             * @example 78701
+             */
+            billing_zip?: string | null;
+            /**
+             * Format: uuid
+             * @description A location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            primary_service_location_uuid?: string | null;
+            /** @description Internal notes. */
+            notes?: string | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            internal_flags?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description email, sms, both or null. */
+            on_my_way_notify_via?: components["schemas"]["NotifyChannel"] | null;
+        };
+        /** @description Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer. When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the template's current prices with the merged inputs; other updates keep the amounts. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
+        UpdateEstimateBody: {
+            /** @description Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. */
+            status?: components["schemas"]["EstimateStatus"];
+            /**
+             * @description The customer's response.
+             * @example Approved by phone
+             */
+            response_notes?: string | null;
+            /**
+             * Format: uuid
+             * @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            job_uuid?: string | null;
+            /**
+             * Format: uuid
+             * @description A live location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
+            /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
+            selected_tier?: components["schemas"]["Tier"] | null;
+            /**
+             * @description Multiplies the unit price; > 0 with up to 3 decimals; default 1.
+             * @example 1.5
+             */
+            quantity?: number;
+            /**
+             * @description Ids of the template's add-ons, each at most once; an unknown id is 400. Each add-on is charged once, whatever the quantity.
+             * @example [
+             *       "filter"
+             *     ]
+             */
+            selected_addons?: string[] | null;
+            /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
+            adjustments?: {
+                /**
+                 * @description Replaces the computed base_amount.
+                 * @example 180
+                 */
+                base_amount?: number;
+                /**
+                 * @description Replaces the computed addons_amount.
+                 * @example 20
+                 */
+                addons_amount?: number;
+                /**
+                 * @description Replaces the computed tax_amount.
+                 * @example 0
+                 */
+                tax_amount?: number;
+            } | null;
+            /**
+             * @description What will be done; searchable.
+             * @example Replace condenser fan motor
+             */
+            service_description?: string | null;
+            /** @description Staff-only notes. */
+            internal_notes?: string | null;
+            /** @description Customer-facing notes. */
+            customer_notes?: string | null;
+            /**
+             * Format: date-time
+             * @description When the offer lapses (ISO 8601 with Z or an offset).
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at?: string | null;
+        };
+        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent). */
+        UpdateInvoiceBody: {
+            /**
+             * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.
+             * @example Pending
+             */
+            status?: components["schemas"]["InvoiceStatus"];
+            /**
+             * Format: date
+             * @description YYYY-MM-DD.
+             * @example 2026-12-01
+             */
+            issue_date?: string;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD.
+             * @example 2026-12-01
+             */
+            due_date?: string;
+            /**
+             * Format: uuid
+             * @description A live location of the company, or null.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
+            /**
+             * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
+             * @example Full
+             */
+            invoice_type?: components["schemas"]["InvoiceType"];
+            /**
+             * @description Progress invoices only, required there: the share billed, greater than 0 and at most 100 (4 decimals).
+             * @example 33.3333
+             */
+            progress_percentage?: number | null;
+            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
+            /**
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @example 59.97
+             */
+            subtotal?: number;
+            /**
+             * @description Overrides the computed tax (before a Progress share).
+             * @example 5.32
+             */
+            tax_amount?: number;
+            /**
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @example 10
+             */
+            discount_amount?: number;
+            /** @description Customer-facing notes. */
+            notes?: string | null;
+            /** @description Payment terms. */
+            terms?: string | null;
+            /** @description Never shown to the customer. */
+            internal_notes?: string | null;
+        };
+        UpdateJobBody: {
+            /**
+             * @description The client's own job number, free text.
+             * @example J-1042
+             */
+            job_number?: string | null;
+            /**
+             * Format: uuid
+             * @description A live customer of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            customer_uuid?: string;
+            /**
+             * Format: uuid
+             * @description A live location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
+            /**
+             * Format: uuid
+             * @description A user of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            assigned_to_user_id?: string | null;
+            /**
+             * @description Short title.
+             * @example Replace water heater
+             */
+            title?: string;
+            /** @description What the job is about. */
+            description?: string | null;
+            /**
+             * @description Default New. One of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved.
+             * @example Scheduled
+             */
+            status?: components["schemas"]["JobStatus"];
+            /**
+             * @description Low, Normal, High or Emergency; default Normal.
+             * @example Normal
+             */
+            priority?: components["schemas"]["JobPriority"];
+            /** @description Default false. */
+            is_urgent?: boolean;
+            /** @description Default false. */
+            is_emergency?: boolean;
+            /**
+             * @description Service street address.
+             * @example 12 Elm St
+             */
+            service_address1?: string | null;
+            /** @description Service suite, unit. */
+            service_address2?: string | null;
+            /**
+             * @description Service city.
+             * @example Austin
+             */
+            service_city?: string | null;
+            /** @description Service state, 2-letter US code. */
+            service_state?: components["schemas"]["UsState"] | null;
+            /**
+             * @description Service ZIP.
+             * @example 78701
+             */
+            service_zip?: string | null;
+            /**
+             * @description Money: at most 2 decimals, never negative.
+             * @example 149.99
+             */
+            estimated_amount?: number | null;
+            /**
+             * @description Money: at most 2 decimals, never negative.
+             * @example 149.99
+             */
+            actual_amount?: number | null;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD.
+             * @example 2026-12-01
+             */
+            scheduled_date?: string | null;
+            /**
+             * @description HH:MM, 24-hour.
+             * @example 09:30
+             */
+            scheduled_time_start?: string | null;
+            /**
+             * @description HH:MM, 24-hour.
+             * @example 11:00
+             */
+            scheduled_time_end?: string | null;
+            /** @description Internal notes. */
+            internal_notes?: string | null;
+            /** @description Customer-facing notes. */
+            customer_notes?: string | null;
+        };
+        UpdateLocationBody: {
+            /**
+             * @description Location name.
+             * @example Austin HQ
+             */
+            name?: string;
+            /**
+             * @description Internal code.
+             * @example ATX-1
+             */
+            location_code?: string | null;
+            /**
+             * @description Street address.
+             * @example 100 Congress Ave
+             */
+            address1?: string;
+            /**
+             * @description Suite, unit.
+             * @example Suite 200
+             */
+            address2?: string | null;
+            /**
+             * @description City.
+             * @example Austin
+             */
+            city?: string;
+            /** @description 2-letter US state code, upper case. */
+            state?: components["schemas"]["UsState"];
+            /**
+             * @description 12345, 12345-6789 or 123456789.
+             * @example 78701
+             */
+            zip?: string;
+            /**
+             * @description xxx-xxx-xxxx.
+             * @example 512-555-0142
+             */
+            phone?: string | null;
+            /**
+             * @description IANA time zone; default America/New_York.
+             * @example America/Chicago
+             */
+            timezone?: string;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            business_hours?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            default_tax_rules?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            service_types_offered?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: uuid
+             * @description Pricing set id.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            default_pricing_set_uuid?: string | null;
+            /** @description At most one location is primary; making one primary makes the previous one non-primary. */
+            is_primary?: boolean;
+            /** @description Whether the location is active. */
+            is_active?: boolean;
+        };
+        UpdateNumberingBody: {
+            invoice?: components["schemas"]["NumberingKindUpdateBody"];
+            estimate?: components["schemas"]["NumberingKindUpdateBody"];
+        };
+        /** @description invoice_uuid cannot change. A changed amount on a Completed payment re-checks the invoice balance. */
+        UpdatePaymentBody: {
+            /** @example check */
+            payment_type?: components["schemas"]["PaymentType"];
+            /**
+             * @description Free text, e.g. a card brand or bank_transfer.
+             * @example visa
+             */
+            payment_method?: string | null;
+            /**
+             * @description Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.
+             * @example 30
+             */
+            amount?: number;
+            /**
+             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
+             * @example 0.87
+             */
+            processing_fee?: number;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD.
+             * @example 2026-12-01
+             */
+            payment_date?: string;
+            /**
+             * @description Processor transaction id.
+             * @example ch_3N9
+             */
+            transaction_id?: string | null;
+            /**
+             * @description E.g. a check number.
+             * @example 1042
+             */
+            reference_number?: string | null;
+            /**
+             * @description For credit cards.
+             * @example A1B2C3
+             */
+            authorization_code?: string | null;
+            /**
+             * @description Free-form object.
+             * @example {
+             *       "note": "free-form"
+             *     }
+             */
+            payment_details?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Notes. */
+            notes?: string | null;
+            /**
+             * Format: date-time
+             * @description Completed payments only; default now when the payment is or becomes Completed.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            processed_at?: string | null;
+            /**
+             * @description Moves: Pending -> Completed (re-checks the balance; sets processed_at = now unless sent) | Failed; Completed -> Refunded (stops counting; a Paid invoice reopens). The current status is a no-op; any other move: 400 invalid_status_transition.
+             * @example Completed
+             */
+            status?: components["schemas"]["PaymentStatus"];
+        };
+        /** @description A flat template needs base_price; a tiered one needs tiers with good, better and best. Add-on ids are unique within the template. On update these rules are checked against the record as it will be stored. */
+        UpdateTemplateBody: {
+            /**
+             * @description Template name; copied to estimates created from it.
+             * @example AC tune-up
+             */
+            name?: string;
+            /**
+             * @description What the service covers.
+             * @example Seasonal inspection and cleaning.
+             */
+            description?: string | null;
+            /** @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier. */
+            pricing_type?: components["schemas"]["PricingType"];
+            /**
+             * @description Unit price of a flat template; required when pricing_type is flat.
+             * @example 129.99
+             */
+            base_price?: number | null;
+            /** @description Tier prices; all three are required for a tiered template. */
+            tiers?: {
+                /**
+                 * @description Price of the good tier.
+                 * @example 199
+                 */
+                good: number;
+                /**
+                 * @description Price of the better tier.
+                 * @example 299
+                 */
+                better: number;
+                /**
+                 * @description Price of the best tier.
+                 * @example 449
+                 */
+                best: number;
+            } | null;
+            /** @description Optional extras: [{id, name, price}]; id must be unique within the template. The list is replaced as a whole on update. */
+            addons?: {
+                /**
+                 * @description Identifier of the add-on, unique within the template; estimates select add-ons by it.
+                 * @example filter
+                 */
+                id: string;
+                /**
+                 * @description Name shown to the customer.
+                 * @example Replacement filter
+                 */
+                name: string;
+                /**
+                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
+                 * @example 35
+                 */
+                price: number;
+            }[];
+            /**
+             * @description Tax rate in percent (0-100, up to 4 decimals) applied to base + add-ons; default 0.
+             * @example 8.25
+             */
+            tax_rate?: number;
+            /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
+            is_active?: boolean;
+        };
+        UpdateWebhookEndpointBody: {
+            /**
+             * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
+             * @example https://hooks.example.com/crm
+             */
+            url?: string;
+            /**
+             * @description Free text.
+             * @example Accounting sync
+             */
+            description?: string | null;
+            /**
+             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @example [
+             *       "invoice.created",
+             *       "invoice.updated",
+             *       "payment.created"
+             *     ]
+             */
+            events?: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Default true. A disabled endpoint gets no deliveries; its pending ones fail.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        UploadedPhoto: {
+            /** Format: uuid */
+            uuid: string;
+            photo_url: string;
+            photo_type: components["schemas"]["PhotoType"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            taken_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+        };
+        UploadedPhotos: {
+            photos: components["schemas"]["UploadedPhoto"][];
+        };
+        UploadedPhotosResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["UploadedPhotos"];
+        };
+        User: {
+            /** Format: uuid */
+            id: string;
+            first_name: string;
+            last_name: string;
+            email: string | null;
+        };
+        UserListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                users: components["schemas"]["User"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        /**
+         * @description A US state, DC or territory: its 2-letter upper-case code.
+         * @example TX
+         * @enum {string}
+         */
+        UsState: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
+        WebhookDelivery: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            event_uuid: string;
+            /** @example invoice.updated */
+            event_type: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int64
+             * @description Attempts started so far.
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once the delivery is done.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: int64
+             * @description The receiver's HTTP status of the last attempt, if it answered.
+             */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed, if it did. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+        };
+        WebhookDeliveryListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                deliveries: components["schemas"]["WebhookDelivery"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        WebhookDeliveryResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        /**
+         * @description pending until an attempt succeeds (succeeded) or the last one fails (failed).
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookEndpoint: {
+            /** Format: uuid */
+            uuid: string;
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+        };
+        WebhookEndpointListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                webhook_endpoints: components["schemas"]["WebhookEndpoint"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        WebhookEndpointResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        /**
+         * @description An event type (<object>.created, .updated or .deleted), or "*" for every type.
+         * @enum {string}
+         */
+        WebhookEventType: "*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted";
     };
     responses: {
         /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
@@ -3684,14 +4273,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example ok */
-                            status: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["HealthStatusResponse"];
                 };
             };
         };
@@ -3711,14 +4293,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example ok */
-                            status: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["HealthStatusResponse"];
                 };
             };
             /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
@@ -3872,8 +4447,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AcceptEstimateBodyInput"];
-                "application/x-www-form-urlencoded": components["schemas"]["AcceptEstimateBodyInput"];
+                "application/json": components["schemas"]["AcceptEstimateBody"];
+                "application/x-www-form-urlencoded": components["schemas"]["AcceptEstimateBody"];
             };
         };
         responses: {
@@ -3883,11 +4458,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["CustomerEstimateView"];
-                    };
+                    "application/json": components["schemas"]["CustomerEstimateViewResponse"];
                 };
             };
             /** @description Form request: back to the page (GET <url>), which shows the outcome. */
@@ -3929,8 +4500,8 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["DeclineEstimateBodyInput"];
-                "application/x-www-form-urlencoded": components["schemas"]["DeclineEstimateBodyInput"];
+                "application/json": components["schemas"]["DeclineEstimateBody"];
+                "application/x-www-form-urlencoded": components["schemas"]["DeclineEstimateBody"];
             };
         };
         responses: {
@@ -3940,11 +4511,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["CustomerEstimateView"];
-                    };
+                    "application/json": components["schemas"]["CustomerEstimateViewResponse"];
                 };
             };
             /** @description Form request: back to the page (GET <url>), which shows the outcome. */
@@ -4000,11 +4567,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Company"];
-                    };
+                    "application/json": components["schemas"]["CompanyResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -4034,8 +4597,8 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -4060,14 +4623,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            users: components["schemas"]["User"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["UserListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4081,16 +4637,15 @@ export interface operations {
     listLocations: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
             };
             header?: never;
             path?: never;
@@ -4111,14 +4666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            locations: components["schemas"]["Location"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["LocationListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4141,7 +4689,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateLocationBodyInput"];
+                "application/json": components["schemas"]["CreateLocationBody"];
             };
         };
         responses: {
@@ -4159,11 +4707,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Location"];
-                    };
+                    "application/json": components["schemas"]["LocationResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4179,8 +4723,8 @@ export interface operations {
     getLocation: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -4208,11 +4752,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Location"];
-                    };
+                    "application/json": components["schemas"]["LocationResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -4254,7 +4794,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateLocationBodyInput"];
+                "application/json": components["schemas"]["UpdateLocationBody"];
             };
         };
         responses: {
@@ -4272,11 +4812,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Location"];
-                    };
+                    "application/json": components["schemas"]["LocationResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4318,14 +4854,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4353,7 +4882,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateLocationBodyInput"];
+                "application/json": components["schemas"]["UpdateLocationBody"];
             };
         };
         responses: {
@@ -4371,11 +4900,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Location"];
-                    };
+                    "application/json": components["schemas"]["LocationResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4392,16 +4917,15 @@ export interface operations {
     listCustomers: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
                 /** @description all, residential, commercial or vip. */
                 filter?: "all" | "residential" | "commercial" | "vip";
                 /** @description Matches first_name, last_name, "first last", company_name, email, phone and the uuid. */
@@ -4426,14 +4950,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            customers: components["schemas"]["Customer"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["CustomerListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4456,7 +4973,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateCustomerBodyInput"];
+                "application/json": components["schemas"]["CreateCustomerBody"];
             };
         };
         responses: {
@@ -4474,11 +4991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Customer"];
-                    };
+                    "application/json": components["schemas"]["CustomerResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4494,8 +5007,8 @@ export interface operations {
     getCustomer: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -4523,11 +5036,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Customer"];
-                    };
+                    "application/json": components["schemas"]["CustomerResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -4569,7 +5078,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateCustomerBodyInput"];
+                "application/json": components["schemas"]["UpdateCustomerBody"];
             };
         };
         responses: {
@@ -4587,11 +5096,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Customer"];
-                    };
+                    "application/json": components["schemas"]["CustomerResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4633,14 +5138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4668,7 +5166,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateCustomerBodyInput"];
+                "application/json": components["schemas"]["UpdateCustomerBody"];
             };
         };
         responses: {
@@ -4686,11 +5184,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Customer"];
-                    };
+                    "application/json": components["schemas"]["CustomerResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4707,16 +5201,15 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
                 /** @description One status or several, comma-separated (OR): `status=Scheduled,In Progress`. */
                 status?: ("New" | "Contacted" | "Scheduled" | "In Progress" | "Needs Approval" | "Ready to Invoice" | "Invoiced" | "Complete" | "Estimate Sent" | "Estimate Approved")[];
                 /** @description Jobs at this location. */
@@ -4725,8 +5218,7 @@ export interface operations {
                 customer_uuid?: string;
                 /** @description Jobs assigned to this user. */
                 assigned_to_user_id?: string;
-                /** @description Low, Normal, High or Emergency. */
-                priority?: "Low" | "Normal" | "High" | "Emergency";
+                priority?: components["schemas"]["JobPriority"];
                 /** @description Case-insensitive substring of title, description or job_number. */
                 search?: string;
             };
@@ -4749,14 +5241,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            jobs: components["schemas"]["JobListItem"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["JobListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4779,7 +5264,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateJobBodyInput"];
+                "application/json": components["schemas"]["CreateJobBody"];
             };
         };
         responses: {
@@ -4797,11 +5282,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Job"];
-                    };
+                    "application/json": components["schemas"]["JobResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4817,8 +5298,8 @@ export interface operations {
     getJob: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -4846,11 +5327,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Job"];
-                    };
+                    "application/json": components["schemas"]["JobResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -4892,7 +5369,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateJobBodyInput"];
+                "application/json": components["schemas"]["UpdateJobBody"];
             };
         };
         responses: {
@@ -4910,11 +5387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Job"];
-                    };
+                    "application/json": components["schemas"]["JobResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4956,14 +5429,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4991,7 +5457,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateJobBodyInput"];
+                "application/json": components["schemas"]["UpdateJobBody"];
             };
         };
         responses: {
@@ -5009,11 +5475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Job"];
-                    };
+                    "application/json": components["schemas"]["JobResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5030,18 +5492,16 @@ export interface operations {
     listJobPhotos: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
-                /** @description before, during or after. */
-                photo_type?: "before" | "during" | "after";
+                sort?: components["schemas"]["ListSort"];
+                photo_type?: components["schemas"]["PhotoType"];
             };
             header?: never;
             path: {
@@ -5065,14 +5525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            photos: components["schemas"]["JobPhoto"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["JobPhotoListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5101,13 +5554,8 @@ export interface operations {
             content: {
                 "multipart/form-data": {
                     /** @description One or more image files (at most 10 a request, MAX_PHOTOS_PER_REQUEST) (JPEG, PNG, WebP, HEIC/HEIF or GIF); the field names `photo` and `file` are accepted too. */
-                    photos: unknown[];
-                    /**
-                     * @description before, during or after; applies to every file of the request.
-                     * @default during
-                     * @enum {string}
-                     */
-                    photo_type?: "before" | "during" | "after";
+                    photos: string[];
+                    photo_type?: components["schemas"]["PhotoType"];
                     /**
                      * Format: date-time
                      * @description When the photos were taken: ISO 8601 with Z or an offset.
@@ -5131,13 +5579,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            photos: components["schemas"]["UploadedPhoto"][];
-                        };
-                    };
+                    "application/json": components["schemas"]["UploadedPhotosResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5154,8 +5596,8 @@ export interface operations {
     getJobPhoto: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -5185,11 +5627,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["JobPhoto"];
-                    };
+                    "application/json": components["schemas"]["JobPhotoResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -5246,14 +5684,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5269,20 +5700,18 @@ export interface operations {
     listTemplates: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
-                /** @description Only templates of this pricing type. */
-                pricing_type?: "flat" | "tiered";
+                sort?: components["schemas"]["ListSort"];
+                pricing_type?: components["schemas"]["PricingType"];
                 /** @description Only active (true) or inactive (false) templates. */
-                is_active?: "0" | "1" | "true" | "false";
+                is_active?: boolean;
             };
             header?: never;
             path?: never;
@@ -5303,14 +5732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            templates: components["schemas"]["Template"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["TemplateListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5333,7 +5755,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateTemplateBodyInput"];
+                "application/json": components["schemas"]["CreateTemplateBody"];
             };
         };
         responses: {
@@ -5351,11 +5773,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Template"];
-                    };
+                    "application/json": components["schemas"]["TemplateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5371,8 +5789,8 @@ export interface operations {
     getTemplate: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -5400,11 +5818,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Template"];
-                    };
+                    "application/json": components["schemas"]["TemplateResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -5446,7 +5860,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateTemplateBodyInput"];
+                "application/json": components["schemas"]["UpdateTemplateBody"];
             };
         };
         responses: {
@@ -5464,11 +5878,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Template"];
-                    };
+                    "application/json": components["schemas"]["TemplateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5510,14 +5920,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5545,7 +5948,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateTemplateBodyInput"];
+                "application/json": components["schemas"]["UpdateTemplateBody"];
             };
         };
         responses: {
@@ -5563,11 +5966,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Template"];
-                    };
+                    "application/json": components["schemas"]["TemplateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5593,7 +5992,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PreviewEstimateBodyInput"];
+                "application/json": components["schemas"]["PreviewEstimateBody"];
             };
         };
         responses: {
@@ -5610,11 +6009,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["EstimatePreview"];
-                    };
+                    "application/json": components["schemas"]["EstimatePreviewResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5630,18 +6025,16 @@ export interface operations {
     listEstimates: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
-                /** @description Pending, Accepted, Declined or Expired. */
-                status?: "Pending" | "Accepted" | "Declined" | "Expired";
+                sort?: components["schemas"]["ListSort"];
+                status?: components["schemas"]["EstimateStatus"];
                 /** @description Only estimates of this customer. */
                 customer_uuid?: string;
                 /** @description Only estimates of this job. */
@@ -5668,14 +6061,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            estimates: components["schemas"]["EstimateListItem"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["EstimateListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5698,7 +6084,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateEstimateBodyInput"];
+                "application/json": components["schemas"]["CreateEstimateBody"];
             };
         };
         responses: {
@@ -5716,11 +6102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Estimate"];
-                    };
+                    "application/json": components["schemas"]["EstimateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5736,8 +6118,8 @@ export interface operations {
     getEstimate: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -5765,11 +6147,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Estimate"];
-                    };
+                    "application/json": components["schemas"]["EstimateResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -5811,7 +6189,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateEstimateBodyInput"];
+                "application/json": components["schemas"]["UpdateEstimateBody"];
             };
         };
         responses: {
@@ -5829,11 +6207,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Estimate"];
-                    };
+                    "application/json": components["schemas"]["EstimateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5875,14 +6249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5910,7 +6277,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateEstimateBodyInput"];
+                "application/json": components["schemas"]["UpdateEstimateBody"];
             };
         };
         responses: {
@@ -5928,11 +6295,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Estimate"];
-                    };
+                    "application/json": components["schemas"]["EstimateResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5958,7 +6321,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PreviewInvoiceBodyInput"];
+                "application/json": components["schemas"]["PreviewInvoiceBody"];
             };
         };
         responses: {
@@ -5975,11 +6338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["InvoicePreview"];
-                    };
+                    "application/json": components["schemas"]["InvoicePreviewResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5995,16 +6354,15 @@ export interface operations {
     listInvoices: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
                 /** @description All, Draft, Pending, Paid or Overdue. Overdue: Pending, past due_date, balance above 0; Pending excludes those. */
                 status?: "All" | "Draft" | "Pending" | "Paid" | "Overdue";
                 /** @description Only this customer's invoices. */
@@ -6033,14 +6391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            invoices: components["schemas"]["InvoiceListItem"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["InvoiceListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6063,7 +6414,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateInvoiceBodyInput"];
+                "application/json": components["schemas"]["CreateInvoiceBody"];
             };
         };
         responses: {
@@ -6081,11 +6432,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Invoice"];
-                    };
+                    "application/json": components["schemas"]["InvoiceResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6101,8 +6448,8 @@ export interface operations {
     getInvoice: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6130,11 +6477,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Invoice"];
-                    };
+                    "application/json": components["schemas"]["InvoiceResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -6176,7 +6519,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateInvoiceBodyInput"];
+                "application/json": components["schemas"]["UpdateInvoiceBody"];
             };
         };
         responses: {
@@ -6194,11 +6537,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Invoice"];
-                    };
+                    "application/json": components["schemas"]["InvoiceResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6240,14 +6579,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6275,7 +6607,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateInvoiceBodyInput"];
+                "application/json": components["schemas"]["UpdateInvoiceBody"];
             };
         };
         responses: {
@@ -6293,11 +6625,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Invoice"];
-                    };
+                    "application/json": components["schemas"]["InvoiceResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6314,24 +6642,21 @@ export interface operations {
     listPayments: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
                 /** @description Only this invoice's payments. */
                 invoice_uuid?: string;
                 /** @description Only this customer's payments. */
                 customer_uuid?: string;
-                /** @description credit_card, ach, check, cash or other. */
-                payment_type?: "credit_card" | "ach" | "check" | "cash" | "other";
-                /** @description Pending, Completed, Failed or Refunded. */
-                status?: "Pending" | "Completed" | "Failed" | "Refunded";
+                payment_type?: components["schemas"]["PaymentType"];
+                status?: components["schemas"]["PaymentStatus"];
             };
             header?: never;
             path?: never;
@@ -6352,14 +6677,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            payments: components["schemas"]["PaymentListItem"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["PaymentListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6382,7 +6700,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreatePaymentBodyInput"];
+                "application/json": components["schemas"]["CreatePaymentBody"];
             };
         };
         responses: {
@@ -6400,11 +6718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Payment"];
-                    };
+                    "application/json": components["schemas"]["PaymentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6420,8 +6734,8 @@ export interface operations {
     getPayment: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6449,11 +6763,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Payment"];
-                    };
+                    "application/json": components["schemas"]["PaymentResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -6495,7 +6805,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdatePaymentBodyInput"];
+                "application/json": components["schemas"]["UpdatePaymentBody"];
             };
         };
         responses: {
@@ -6513,11 +6823,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Payment"];
-                    };
+                    "application/json": components["schemas"]["PaymentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6559,14 +6865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6594,7 +6893,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdatePaymentBodyInput"];
+                "application/json": components["schemas"]["UpdatePaymentBody"];
             };
         };
         responses: {
@@ -6612,11 +6911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Payment"];
-                    };
+                    "application/json": components["schemas"]["PaymentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6652,14 +6947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            invoice: components["schemas"]["NumberingSettings"];
-                            estimate: components["schemas"]["NumberingSettings"];
-                        };
-                    };
+                    "application/json": components["schemas"]["NumberingResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6679,7 +6967,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateNumberingBodyInput"];
+                "application/json": components["schemas"]["UpdateNumberingBody"];
             };
         };
         responses: {
@@ -6696,14 +6984,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6718,16 +6999,15 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description Include soft-deleted records. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                sort?: components["schemas"]["ListSort"];
             };
             header?: never;
             path?: never;
@@ -6748,14 +7028,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            webhook_endpoints: components["schemas"]["WebhookEndpoint"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6778,7 +7051,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateWebhookEndpointBodyInput"];
+                "application/json": components["schemas"]["CreateWebhookEndpointBody"];
             };
         };
         responses: {
@@ -6796,11 +7069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["CreatedWebhookEndpoint"];
-                    };
+                    "application/json": components["schemas"]["CreatedWebhookEndpointResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6816,8 +7085,8 @@ export interface operations {
     getWebhookEndpoint: {
         parameters: {
             query?: {
-                /** @description Return the record even when it is soft-deleted. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6845,11 +7114,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["WebhookEndpoint"];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */
@@ -6891,7 +7156,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateWebhookEndpointBodyInput"];
+                "application/json": components["schemas"]["UpdateWebhookEndpointBody"];
             };
         };
         responses: {
@@ -6909,11 +7174,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["WebhookEndpoint"];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6955,14 +7216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @example Customer deleted successfully */
-                            message: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["MessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6990,7 +7244,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateWebhookEndpointBodyInput"];
+                "application/json": components["schemas"]["UpdateWebhookEndpointBody"];
             };
         };
         responses: {
@@ -7008,11 +7262,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["WebhookEndpoint"];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7030,17 +7280,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Also list a soft-deleted endpoint's deliveries. */
-                include_deleted?: "0" | "1" | "true" | "false";
+                include_deleted?: boolean;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
                 /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
                 updated_since?: string;
-                /** @description Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction. */
-                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
-                /** @description pending, succeeded or failed. */
-                status?: "pending" | "succeeded" | "failed";
+                sort?: components["schemas"]["ListSort"];
+                status?: components["schemas"]["WebhookDeliveryStatus"];
             };
             header?: never;
             path: {
@@ -7064,14 +7312,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            deliveries: components["schemas"]["WebhookDelivery"][];
-                            pagination: components["schemas"]["Pagination"];
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7113,11 +7354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["WebhookDelivery"];
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7199,11 +7436,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["ShareLink"];
-                    };
+                    "application/json": components["schemas"]["ShareLinkResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7231,7 +7464,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SendDocumentBodyInput"];
+                "application/json": components["schemas"]["SendDocumentBody"];
             };
         };
         responses: {
@@ -7248,11 +7481,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["SentDocument"];
-                    };
+                    "application/json": components["schemas"]["SentDocumentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7336,11 +7565,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["ShareLink"];
-                    };
+                    "application/json": components["schemas"]["ShareLinkResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7368,7 +7593,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SendDocumentBodyInput"];
+                "application/json": components["schemas"]["SendDocumentBody"];
             };
         };
         responses: {
@@ -7385,11 +7610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["SentDocument"];
-                    };
+                    "application/json": components["schemas"]["SentDocumentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7434,16 +7655,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            /** @description Feed order, oldest first. */
-                            events: components["schemas"]["Event"][];
-                            /** @description True when more events follow the last one; ask again with after = its uuid. */
-                            has_more: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["EventPageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7483,11 +7695,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Event"];
-                    };
+                    "application/json": components["schemas"]["EventResponse"];
                 };
             };
             /** @description Not Modified: If-None-Match names the current ETag; no body. */

@@ -1,13 +1,14 @@
 /**
  * Final touches on the generated OpenAPI document, for what route schemas cannot express: the headers and
  * error responses every /api/v1 operation shares (declared once under components and referenced), a real
- * description and example for every response, the 3.1 form of multipart file fields, comma-separated list
- * parameters, `format: uuid` on returned ids, and no component schema that nothing references.
+ * description and example for every response, comma-separated list parameters, `format: uuid` on returned
+ * ids, no component schema that nothing references, and the shapes of openapi-shapes.ts for generators.
  */
 
 import type { ErrorDetail } from '../errors.js';
 import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
 import { ETAG_OPERATION_MARK } from './etag.js';
+import { binaryFileFields, nameEnvelopes, nameInputs, nullableTypeArrays, openResponses, walk } from './openapi-shapes.js';
 
 type Json = Record<string, unknown>;
 
@@ -320,15 +321,6 @@ function documentConditionalRequests(path: string, method: string, operation: Js
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function walk(node: unknown, visit: (object: Json) => void): void {
-  if (Array.isArray(node)) {
-    for (const item of node) walk(item, visit);
-  } else if (node && typeof node === 'object') {
-    visit(node as Json);
-    for (const value of Object.values(node)) walk(value, visit);
-  }
-}
-
 function isStringSchema(schema: Json): boolean {
   const type = schema.type;
   if (type === 'string') return true;
@@ -363,23 +355,11 @@ const INT32_MAX = 2 ** 31 - 1;
 /** Integers name their width: int32 when the bounds fit, else int64 (JavaScript keeps 53 bits of it exactly). */
 function integerFormats(node: unknown): void {
   walk(node, (object) => {
-    if (object.type !== 'integer' || object.format) return;
+    const integer = object.type === 'integer' || (Array.isArray(object.type) && object.type.includes('integer'));
+    if (!integer || object.format) return;
     const max = typeof object.maximum === 'number' ? object.maximum : Infinity;
     const min = typeof object.minimum === 'number' ? object.minimum : -Infinity;
     object.format = max <= INT32_MAX && min >= -INT32_MAX - 1 ? 'int32' : 'int64';
-  });
-}
-
-/** OpenAPI 3.1: a file is a schema with contentMediaType, not `type: string, format: binary`. */
-function fileFields(requestBody: Json | undefined): void {
-  const multipart = (requestBody?.content as Record<string, Json> | undefined)?.['multipart/form-data'];
-  if (!multipart) return;
-  walk(multipart.schema, (object) => {
-    if (object.format === 'binary') {
-      delete object.type;
-      delete object.format;
-      object.contentMediaType = 'application/octet-stream';
-    }
   });
 }
 
@@ -452,7 +432,7 @@ export function finishOpenApiDocument<T>(input: T): T {
       documentConditionalRequests(path, method, operation);
       commaLists(operation.parameters as Json[] | undefined);
       if (!operation.description && typeof operation.summary === 'string') operation.description = `${operation.summary}.`;
-      fileFields(operation.requestBody as Json | undefined);
+      binaryFileFields(operation.requestBody as Json | undefined);
       if (api && method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];
         if (!parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
@@ -481,8 +461,12 @@ export function finishOpenApiDocument<T>(input: T): T {
       .filter((error) => usedResponses.has(error))
       .map((error) => [error.name, errorComponent(error, true)]),
   );
+  nameEnvelopes(document);
   markUuids(components.schemas);
+  nullableTypeArrays(document);
   integerFormats(document);
   dropUnusedSchemas(document);
+  nameInputs(document);
+  openResponses(document);
   return input;
 }

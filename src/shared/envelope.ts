@@ -49,7 +49,7 @@ export function listSchema(plural: string, item: z.ZodType): z.ZodType {
 }
 
 export const MessageSchema = okSchema(
-  z.object({ message: z.string().meta({ example: 'Customer deleted successfully' }) }),
+  z.object({ message: z.string().meta({ example: 'Customer deleted successfully' }) }).meta({ id: 'Message' }),
 );
 
 export const ErrorCodeSchema = z

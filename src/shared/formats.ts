@@ -20,7 +20,7 @@ export const US_STATES = [
 
 export const usState = z
   .enum(US_STATES, { error: 'must be a 2-letter upper-case US state, DC or territory code' })
-  .meta({ example: 'TX' });
+  .meta({ id: 'UsState', description: 'A US state, DC or territory: its 2-letter upper-case code.', example: 'TX' });
 
 export const zipCode = z
   .string()
@@ -224,7 +224,18 @@ export const longText = (max = 10_000) => z.string().max(max, `must be at most $
 /** A money amount in an answer: a JSON number with at most 2 decimals (made from integer cents). */
 export const moneyOutput = (example: number) => z.number().meta({ example });
 
-/** Query-string boolean: true/false/1/0. */
+const BOOLEAN_TEXT = ['true', 'false', '1', '0'];
+
+/**
+ * Query-string boolean: true or false, and 1 or 0 too. Documented as a boolean, which is what generated
+ * clients send; the query string brings it as text, checked here.
+ */
 export const queryBoolean = z
-  .enum(['true', 'false', '1', '0'], { error: 'must be true, false, 1 or 0' })
-  .transform((value) => value === 'true' || value === '1');
+  .union([z.boolean(), z.string()])
+  .refine((value) => typeof value === 'boolean' || BOOLEAN_TEXT.includes(value), {
+    message: 'must be true, false, 1 or 0',
+    params: detail('invalid_enum'),
+  })
+  .transform((value) => value === true || value === 'true' || value === '1')
+  // The document shows the boolean a client sends; anyOf: undefined drops the union zod would write.
+  .meta({ type: 'boolean', anyOf: undefined });

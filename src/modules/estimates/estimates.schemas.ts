@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
 import { longText, moneyInput, nullableString, quantityInput, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
-import { PRICING_TYPES, TIERS } from '../templates/templates.schemas.js';
+import { PricingType, TierName } from '../templates/templates.schemas.js';
 import { ESTIMATE_STATUSES } from './estimate-status.js';
+
+export const EstimateStatus = z
+  .enum(ESTIMATE_STATUSES)
+  .meta({ id: 'EstimateStatus', description: 'Pending until the customer (or the company) answers: Accepted, Declined or Expired.' });
 
 export const ARITHMETIC =
   'Amounts (integer cents inside, each step rounded half away from zero to cents): ' +
@@ -13,9 +17,7 @@ export const ARITHMETIC =
   'total_amount = base_amount + addons_amount + tax_amount. ' +
   'adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.';
 
-const selectedTier = z
-  .enum(TIERS)
-  .nullable()
+const selectedTier = TierName.nullable()
   .optional()
   .describe('good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise).');
 
@@ -75,9 +77,7 @@ export type CreateEstimateBody = z.infer<typeof CreateEstimateBody>;
 
 export const UpdateEstimateBody = z
   .strictObject({
-    status: z
-      .enum(ESTIMATE_STATUSES)
-      .optional()
+    status: EstimateStatus.optional()
       .describe(
         'Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. ' +
           'Accepted and Declined set responded_at; Expired leaves it null.',
@@ -108,7 +108,7 @@ export type PreviewEstimateBody = z.infer<typeof PreviewEstimateBody>;
 
 export const ListEstimatesQuery = z.strictObject({
   ...listQueryShape,
-  status: z.enum(ESTIMATE_STATUSES).optional().describe('Pending, Accepted, Declined or Expired.'),
+  status: EstimateStatus.optional().describe('Only estimates in this status.'),
   customer_uuid: uuidString.optional().describe('Only estimates of this customer.'),
   job_uuid: uuidString.optional().describe('Only estimates of this job.'),
   search: searchQuery.describe('Case-insensitive substring of estimate_number, template_name or service_description.'),
@@ -116,7 +116,7 @@ export const ListEstimatesQuery = z.strictObject({
 export type ListEstimatesQuery = z.infer<typeof ListEstimatesQuery>;
 
 const EmbeddedJob = z.object({ uuid: z.string(), title: z.string(), status: z.string() });
-const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: z.enum(PRICING_TYPES) });
+const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: PricingType });
 const EmbeddedLocation = z.object({ uuid: z.string(), name: z.string() });
 
 const AdjustmentsOutput = z.object({ base_amount: z.number().optional(), addons_amount: z.number().optional(), tax_amount: z.number().optional() });
@@ -129,10 +129,10 @@ const estimateFields = {
   template_uuid: z.string(),
   location_uuid: nullableString,
   created_by_user_id: z.string(),
-  status: z.enum(ESTIMATE_STATUSES),
+  status: EstimateStatus,
   template_name: z.string(),
-  pricing_type: z.enum(PRICING_TYPES),
-  selected_tier: z.enum(TIERS).nullable(),
+  pricing_type: PricingType,
+  selected_tier: TierName.nullable(),
   base_amount: moneyOutput(299),
   addons_amount: moneyOutput(35),
   tax_amount: moneyOutput(27.56),

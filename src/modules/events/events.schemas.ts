@@ -82,7 +82,9 @@ export const ListEventsQuery = z.strictObject({
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 
-export const EventsPage = z.object({
-  events: z.array(EventResponse).describe('Feed order, oldest first.'),
-  has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
-});
+export const EventsPage = z
+  .object({
+    events: z.array(EventResponse).describe('Feed order, oldest first.'),
+    has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
+  })
+  .meta({ id: 'EventPage' });

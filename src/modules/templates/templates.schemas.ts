@@ -7,6 +7,11 @@ export type PricingType = (typeof PRICING_TYPES)[number];
 export const TIERS = ['good', 'better', 'best'] as const;
 export type Tier = (typeof TIERS)[number];
 
+export const PricingType = z
+  .enum(PRICING_TYPES)
+  .meta({ id: 'PricingType', description: 'flat: one base_price. tiered: a good, better and best price to choose from.' });
+export const TierName = z.enum(TIERS).meta({ id: 'Tier', description: 'A tier of a tiered template.' });
+
 const MAX_ADDONS = 100;
 
 export const TiersInput = z
@@ -48,9 +53,7 @@ const AddonsInput = z
 const fields = {
   name: requiredText().describe('Template name; copied to estimates created from it.').meta({ example: 'AC tune-up' }),
   description: longText().nullable().optional().describe('What the service covers.').meta({ example: 'Seasonal inspection and cleaning.' }),
-  pricing_type: z
-    .enum(PRICING_TYPES)
-    .describe('flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.'),
+  pricing_type: PricingType.describe('flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.'),
   base_price: moneyInput.nullable().optional().describe('Unit price of a flat template; required when pricing_type is flat.').meta({ example: 129.99 }),
   tiers: TiersInput.nullable().optional(),
   addons: AddonsInput.optional(),
@@ -70,7 +73,7 @@ export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>;
 
 export const ListTemplatesQuery = z.strictObject({
   ...listQueryShape,
-  pricing_type: z.enum(PRICING_TYPES).optional().describe('Only templates of this pricing type.'),
+  pricing_type: PricingType.optional().describe('Only templates of this pricing type.'),
   is_active: queryBoolean.optional().describe('Only active (true) or inactive (false) templates.'),
 });
 export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>;
@@ -80,7 +83,7 @@ export const TemplateResponse = z
     uuid: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    pricing_type: z.enum(PRICING_TYPES),
+    pricing_type: PricingType,
     base_price: z.number().nullable().meta({ example: 129.99 }),
     tiers: z.object({ good: z.number(), better: z.number(), best: z.number() }).nullable(),
     addons: z.array(z.object({ id: z.string(), name: z.string(), price: z.number() })),
