@@ -101,7 +101,7 @@ describe('the OpenAPI document for generators', () => {
       walk(schemas[name], (object) => expect(object.additionalProperties, name).not.toBe(false));
     }
     expect(schemas.Customer.additionalProperties).toBeUndefined();
-    expect(schemas.Error.additionalProperties).toBeUndefined();
+    expect(schemas.ErrorResponse.additionalProperties).toBeUndefined();
     expect(schemas.CreateCustomerBody.additionalProperties).toBe(false);
     expect(schemas.UpdateInvoiceBody.additionalProperties).toBe(false);
   });

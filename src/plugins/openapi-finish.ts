@@ -314,7 +314,7 @@ function documentConditionalRequests(path: string, method: string, operation: Js
     addParameter(operation, 'IfMatch');
     responses['412'] = {
       description: ERROR_DESCRIPTIONS[412],
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
     };
   }
   // Keep the responses in status order.
@@ -397,7 +397,7 @@ function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
   return {
     description: error.description,
     ...(withHeaders ? { headers: error.headers } : {}),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: error.examples } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' }, examples: error.examples } },
   };
 }
 

@@ -74,17 +74,20 @@ export const ErrorDetailSchema = z
   })
   .meta({ id: 'ErrorDetail' });
 
-export const ErrorSchema = z
+/** What went wrong. Named ApiError, not Error, so generated code does not shadow JavaScript's Error. */
+export const ApiErrorSchema = z
   .object({
-    success: z.literal(false),
-    error: z.object({
-      code: ErrorCodeSchema,
-      message: z.string().describe('A sentence for people; it may change.'),
-      request_id: z.string().describe('The x-request-id of the request; quote it when reporting a problem.'),
-      details: z.array(ErrorDetailSchema).optional().describe('Validation errors: one item per problem of a field.'),
-    }),
+    code: ErrorCodeSchema,
+    message: z.string().describe('A sentence for people; it may change.'),
+    request_id: z.string().describe('The x-request-id of the request; quote it when reporting a problem.'),
+    details: z.array(ErrorDetailSchema).optional().describe('Validation errors: one item per problem of a field.'),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'ApiError' });
+
+/** The error envelope of every failed request. */
+export const ErrorSchema = z
+  .object({ success: z.literal(false), error: ApiErrorSchema })
+  .meta({ id: 'ErrorResponse' });
 
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation error (`validation_error`, `invalid_status_transition`, `primary_location`).',
