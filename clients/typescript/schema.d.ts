@@ -2135,7 +2135,7 @@ export interface components {
          * @enum {string}
          */
         EstimateStatus: "Pending" | "Accepted" | "Declined" | "Expired";
-        /** @description One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type. */
+        /** @description One committed change of one record (docs/events-and-webhooks.md); the schema of data.object follows object_type. */
         Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
         EventPage: {
             /** @description Feed order, oldest first. */

@@ -57,7 +57,7 @@ export const EventResponse = z
     'object_type',
     OBJECT_TYPES.map((type) => eventSchema(type)) as unknown as [ReturnType<typeof eventSchema>, ...Array<ReturnType<typeof eventSchema>>],
   )
-  .meta({ id: 'Event', description: 'One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type.' });
+  .meta({ id: 'Event', description: 'One committed change of one record (docs/events-and-webhooks.md); the schema of data.object follows object_type.' });
 
 export type EventResponse = z.infer<typeof EventResponse>;
 
