@@ -289,6 +289,7 @@ describe('query strings', () => {
     ['limit=', 'limit'],
     ['include_deleted=yes', 'include_deleted'],
     ['include_deleted=TRUEISH', 'include_deleted'],
+    ['include_deleted=1&include_deleted=0', 'include_deleted'],
   ])('refuses %s with 400 naming %s', async (query, field) => {
     const { key } = await makeCompany(ctx.database);
     const response = await call(ctx.app, 'GET', `/api/v1/customers?${query}`, { key });

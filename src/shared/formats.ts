@@ -231,11 +231,11 @@ const BOOLEAN_TEXT = ['true', 'false', '1', '0'];
  * clients send; the query string brings it as text, checked here.
  */
 export const queryBoolean = z
-  .union([z.boolean(), z.string()])
-  .refine((value) => typeof value === 'boolean' || BOOLEAN_TEXT.includes(value), {
+  .unknown()
+  .refine((value) => typeof value === 'boolean' || (typeof value === 'string' && BOOLEAN_TEXT.includes(value)), {
     message: 'must be true, false, 1 or 0',
     params: detail('invalid_enum'),
   })
   .transform((value) => value === true || value === 'true' || value === '1')
-  // The document shows the boolean a client sends; anyOf: undefined drops the union zod would write.
-  .meta({ type: 'boolean', anyOf: undefined });
+  // The document shows the boolean a client sends.
+  .meta({ type: 'boolean' });
