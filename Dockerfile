@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-FROM node:24-slim AS build
+FROM node:24.11.1-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +9,7 @@ RUN npm run build && npm prune --omit=dev
 
 # The runtime image: compiled dist/, production dependencies only (no tsx, esbuild or TypeScript).
 # `npm run admin -- <command>` and `npm start` run dist/ here (bin/run.mjs).
-FROM node:24-slim
+FROM node:24.11.1-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
-import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -7,8 +7,9 @@ import type { Database } from './db/client.js';
 import './modules/webhooks/webhooks.schemas.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
 import cors from '@fastify/cors';
-import { clientErrorHandler, errorsPlugin, frameworkErrorHandler } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrorHandler, validatorCompiler } from './plugins/errors.js';
 import { databasePlugin } from './plugins/database.js';
+import { jsonParserPlugin } from './plugins/json-body.js';
 import { eventRetentionPlugin } from './plugins/event-retention.js';
 import { idempotencyPurgePlugin } from './plugins/idempotency-purge.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
@@ -135,6 +136,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(requestLogPlugin);
 
   await app.register(errorsPlugin);
+  await app.register(jsonParserPlugin);
   await app.register(metricsPlugin, { pool: database.pool });
   if (config.CORS_ORIGINS) {
     await app.register(cors, {

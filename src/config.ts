@@ -47,6 +47,8 @@ const ConfigSchema = z.object({
   S3_BUCKET: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_ENDPOINT: optionalString,
+  /** The S3 endpoint as clients reach it, when the API reaches it by another address (a container network). */
+  S3_PUBLIC_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional()),
   S3_FORCE_PATH_STYLE: booleanFlag.default(false),
   PUBLIC_BASE_URL: optionalString.pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional()),
   PHOTO_URL_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 24 * 3600).default(3600),

@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   ip_restricted: 403,
   usage_limit_exceeded: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   precondition_failed: 412,
   payload_too_large: 413,
@@ -18,8 +19,30 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * What is wrong with one field, a closed list a program can branch on (DECISIONS.md §1). The message says
+ * the same for people; `invalid` is any other rule and its message names the rule.
+ */
+export const DETAIL_CODES = [
+  'required',
+  'empty',
+  'invalid_type',
+  'invalid_format',
+  'invalid_enum',
+  'out_of_range',
+  'unknown_field',
+  'read_only',
+  'invalid_reference',
+  'invalid',
+] as const;
+
+export type DetailCode = (typeof DETAIL_CODES)[number];
+
 export interface ErrorDetail {
+  /** The field's path in the request: `line_items[0].quantity`, a query parameter, a path parameter or a header. */
   field: string;
+  code: DetailCode;
+  /** A predicate that follows the field's name: "is required", "must be an email address". */
   message: string;
 }
 
@@ -43,8 +66,27 @@ export function statusOf(code: ErrorCode): number {
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`);
 
-export const invalidField = (field: string, message: string) =>
-  new AppError('validation_error', `Invalid ${field}: ${message}`, [{ field, message }]);
+/**
+ * The one way a validation error is worded: one item per problem of a field (the first of two with the same
+ * field and code stands), and a message that lists them, so every 400 with details reads the same.
+ * `where` names the part of the request: body, query, path, headers, upload, or request when it varies.
+ */
+export function validationError(details: ErrorDetail[], where = 'request'): AppError {
+  const seen = new Set<string>();
+  const distinct = details.filter((detail) => {
+    const key = `${detail.field}\u0000${detail.code}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const summary = distinct.map((detail) => `${detail.field} ${detail.message}`).join('; ');
+  return new AppError('validation_error', `Invalid ${where}: ${summary}.`, distinct);
+}
+
+/** One field that breaks a rule the schema cannot express (the rules of services). */
+export const invalidField = (field: string, message: string, code: DetailCode = 'invalid') =>
+  validationError([{ field, code, message }]);
 
 /** A reference in a body that is not a live record of the company: missing, deleted or another company's. */
-export const missingReference = (field: string) => invalidField(field, 'does not refer to an existing record of this company');
+export const missingReference = (field: string) =>
+  invalidField(field, 'does not refer to an existing record of this company', 'invalid_reference');

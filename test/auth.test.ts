@@ -321,9 +321,13 @@ describe('public endpoints', () => {
     expectError(await call(ctx.app, 'POST', '/api/v2/customers'), 404, 'not_found');
   });
 
-  it('answers an unknown method on a known path with the 404 envelope', async () => {
+  it('answers an unknown method on a known path with 405 and Allow, after the key check', async () => {
     const company = await makeCompany(ctx.database);
-    expectError(await call(ctx.app, 'POST', '/api/v1/companies/me', { key: company.key, body: {} }), 404, 'not_found');
+    const response = await call(ctx.app, 'POST', '/api/v1/companies/me', { key: company.key, body: {} });
+    expectError(response, 405, 'method_not_allowed');
+    expect(response.headers.allow).toBe('GET, HEAD');
+    expectError(await call(ctx.app, 'POST', '/api/v1/companies/me', { body: {} }), 401, 'unauthorized');
+    expectError(await call(ctx.app, 'GET', '/api/v1/no-such-thing', { key: company.key }), 404, 'not_found');
   });
 });
 

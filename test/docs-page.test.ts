@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
+import { CHROMIUM, runsWith } from './helpers/system.js';
 
 /**
  * The reference page at /docs in a real browser (Debian's headless Chromium), opened by a host name that is
  * not localhost (mapped with --host-resolver-rules) over plain HTTP, as a colleague on the LAN would.
  */
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 const HOST = 'crm-docs.example.test';
 const ctx = await buildTestApp();
 await ctx.app.listen({ host: '127.0.0.1', port: 0 });
@@ -45,7 +45,7 @@ function chromium(args: string[]): Promise<{ stdout: string; stderr: string }> {
 const decode = (html: string) =>
   html.replace(/&amp;/g, '&').replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
 
-describe.skipIf(!CHROMIUM)('the reference page in headless Chromium', { timeout: 240_000 }, () => {
+describe.runIf(runsWith('Chromium', Boolean(CHROMIUM), 'apt-get install chromium'))('the reference page in headless Chromium', { timeout: 240_000 }, () => {
   it('has a CSP that works over plain HTTP on any host: only this server, no upgrade-insecure-requests', async () => {
     const page = await ctx.app.inject({ method: 'GET', url: '/docs/', headers: { host: `${HOST}:${port}` } });
     expect(page.statusCode).toBe(200);

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
+import { CHROMIUM, runsWith } from './helpers/system.js';
 import { insertJob, makeEstimate, makeTemplate, tieredTemplate } from './helpers/estimates-factories.js';
 import { createVia, makeCompany, makeCustomer } from './helpers/factories.js';
 
@@ -11,8 +12,7 @@ import { createVia, makeCompany, makeCustomer } from './helpers/factories.js';
  * The customer page in a real browser (Debian's chromium, driven by puppeteer-core, which downloads
  * nothing). CI (CI=true) always runs these; a machine without chromium skips them.
  */
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((candidate) => existsSync(candidate));
-const runs = Boolean(CHROMIUM) || process.env.CI === 'true';
+const runs = runsWith('Chromium', Boolean(CHROMIUM), 'apt-get install chromium');
 
 const ctx = await buildTestApp();
 const shots = mkdtempSync(path.join(tmpdir(), 'crm-shots-'));

@@ -18,10 +18,11 @@ describe('error envelope', () => {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(Array.isArray(response.body.error.details)).toBe(true);
     for (const detail of response.body.error.details) {
-      expect(Object.keys(detail).sort()).toEqual(['field', 'message']);
-      expect(typeof detail.message).toBe('string');
+      expect(Object.keys(detail).sort()).toEqual(['code', 'field', 'message']);
+      expect(detail).toEqual({ field: expect.any(String), code: 'required', message: 'is required' });
     }
     expect(fields(response)).toEqual(expect.arrayContaining(['address1', 'city', 'state', 'zip']));
+    expect(response.body.error.message).toBe('Invalid body: address1 is required; city is required; state is required; zip is required.');
   });
 });
 
@@ -32,9 +33,26 @@ describe('malformed request bodies', () => {
     expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: "{'first_name': 'A'}" }), 400, 'validation_error');
   });
 
-  it('refuses an empty JSON body with 400', async () => {
+  it('answers an empty JSON body where one is required as an absent body: 400 body is required', async () => {
     const { key } = await makeCompany(ctx.database);
-    expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: '' }), 400, 'validation_error');
+    for (const rawBody of ['', '  \n\t']) {
+      const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody });
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details).toEqual([{ field: 'body', code: 'required', message: 'is required' }]);
+      expect(response.body.error.message).toBe('Invalid body: body is required.');
+    }
+  });
+
+  it('says what to send instead of a text/plain body', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key,
+      rawBody: 'first_name=A',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
+    expectError(response, 400, 'validation_error');
+    expect(response.body.error.message).toBe('Invalid headers: Content-Type must be application/json, not text/plain.');
+    expect(response.body.error.details).toEqual([{ field: 'Content-Type', code: 'invalid', message: 'must be application/json, not text/plain' }]);
   });
 
   it('refuses a body that is not a JSON object', async () => {
@@ -72,6 +90,7 @@ describe('malformed request bodies', () => {
     const body = JSON.stringify(validCustomer({ notes: 'x'.repeat(2 * 1024 * 1024) }));
     const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, rawBody: body });
     expectError(response, 413, 'payload_too_large');
+    expect(response.body.error.message).toBe(`The request body is larger than the limit of ${ctx.config.BODY_LIMIT_BYTES} bytes (1 MiB).`);
   });
 
   it('refuses an over-long string with 400, never a 500', async () => {
@@ -160,7 +179,9 @@ describe('a body that is not a JSON object, on every write route', () => {
       for (const rawBody of ['null', '[]', '[{}]', '"text"', '""', '42', 'true']) {
         const response = await call(ctx.app, method, url, { key: company.key, rawBody });
         expectError(response, 400, 'validation_error');
-        expect(response.body.error.details, rawBody).toEqual([{ field: 'body', message: 'must be a JSON object' }]);
+        expect(response.body.error.details, rawBody).toEqual([
+          { field: 'body', code: 'invalid_type', message: expect.stringMatching(/^must be a JSON object, not (null|an array|a string|a number|a boolean)$/) },
+        ]);
       }
       // Nothing was written: the addressed record is still there, unchanged.
       if (/\}$/.test(path)) expect((await call(ctx.app, 'GET', url, { key: company.key })).status).toBe(200);
@@ -200,7 +221,7 @@ describe('strict bodies', () => {
     const { key } = await makeCompany(ctx.database);
     const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: validCustomer({ favourite_color: 'blue' }) });
     expectError(response, 400, 'validation_error');
-    expect(response.body.error.details).toEqual([{ field: 'favourite_color', message: expect.any(String) }]);
+    expect(response.body.error.details).toEqual([{ field: 'favourite_color', code: 'unknown_field', message: 'is not an accepted field' }]);
     expect(response.body.error.message).toContain('favourite_color');
   });
 
@@ -261,6 +282,7 @@ describe('query strings', () => {
     ['limit=', 'limit'],
     ['include_deleted=yes', 'include_deleted'],
     ['include_deleted=TRUEISH', 'include_deleted'],
+    ['include_deleted=1&include_deleted=0', 'include_deleted'],
   ])('refuses %s with 400 naming %s', async (query, field) => {
     const { key } = await makeCompany(ctx.database);
     const response = await call(ctx.app, 'GET', `/api/v1/customers?${query}`, { key });

@@ -314,7 +314,8 @@ describe('every write route records its events', () => {
     }
     const company = await makeCompany(ctx.database);
     const { key } = company;
-    const setup = { company, customer: await makeCustomer(app, key), jobUuid: (await makeJob(app, key)).uuid };
+    const customer = await makeCustomer(app, key);
+    const setup = { company, customer, jobUuid: (await makeJob(app, key, { customer_uuid: customer.uuid })).uuid };
     const template = await makeTemplate(app, key);
     const fresh = {
       location: async () => (await makeLocation(app, key)).uuid,

@@ -70,7 +70,7 @@ function expectUnavailable(response: { status: number; body: any }) {
   expect(response.status, JSON.stringify(response.body)).toBe(503);
   expect(response.body).toEqual({
     success: false,
-    error: { code: 'service_unavailable', message: expect.any(String) },
+    error: { code: 'service_unavailable', message: expect.any(String), request_id: expect.any(String) },
   });
 }
 
@@ -284,7 +284,10 @@ describe.skipIf(!testDb.url)('statement timeout', () => {
     for (const url of ['/__sleep', '/__sleep-in-transaction', '/__sleep']) {
       const { value, ms } = await timed(() => app.inject({ method: 'GET', url }));
       expect(value.statusCode, value.body).toBe(503);
-      expect(value.json()).toEqual({ success: false, error: { code: 'service_unavailable', message: expect.any(String) } });
+      expect(value.json()).toEqual({
+        success: false,
+        error: { code: 'service_unavailable', message: expect.any(String), request_id: expect.any(String) },
+      });
       expect(ms).toBeLessThan(1_500);
     }
     // The connections that ran the cancelled statements are healthy: ordinary work goes on.

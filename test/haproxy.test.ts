@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findProgram, freePort, haproxyConfig } from '../scripts/local-cluster.js';
-import { inCi } from './helpers/test-cluster.js';
+import { inCi } from './helpers/system.js';
 
 const haproxyBinary = findProgram('haproxy');
 if (!haproxyBinary && !inCi) process.stdout.write('test/haproxy.test.ts skipped: haproxy is not installed (apt-get install haproxy)\n');

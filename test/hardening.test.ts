@@ -45,7 +45,10 @@ describe('requests the HTTP parser refuses', () => {
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const body = await response.json();
-    expect(body).toEqual({ success: false, error: { code: 'validation_error', message: 'The URL or the header section is too long.' } });
+    expect(body).toEqual({
+      success: false,
+      error: { code: 'validation_error', message: 'The URL or the header section is too long.', request_id: expect.any(String) },
+    });
   });
 
   it('answers an over-long header with the same envelope', async () => {

@@ -147,7 +147,7 @@ describe('POST /jobs/{job_uuid}/photos', () => {
       payload: Buffer.from(trailer, 'latin1'),
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json().error.details).toEqual([{ field: 'photo_type', message: 'must be before, during or after' }]);
+    expect(response.json().error.details).toEqual([{ field: 'photo_type', code: 'invalid_enum', message: 'must be before, during or after' }]);
     expect(filesOf(uploadRoot, company.companyId, job.uuid)).toEqual([]);
   });
 

@@ -152,7 +152,9 @@ describe('PUT /numbering: one-time override', () => {
       const response = await putNumbering(company.key, { estimate: { override_next_number: used } });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
-      expect(response.body.error.details).toEqual([{ field: 'estimate.override_next_number', message: 'that number was already used' }]);
+      expect(response.body.error.details).toEqual([
+        { field: 'estimate.override_next_number', code: 'invalid', message: 'is a number already used; numbers are never reused' },
+      ]);
     }
     expect((await getNumbering(company.key)).body.data.estimate).toEqual(settings('EST-', 4, 3, 'EST-0003'));
 

@@ -30,7 +30,9 @@ function numericFields(schema: Json, path: string[] = [], found: Bound[] = []): 
   for (const member of node.anyOf ?? []) if (member.type !== 'null') numericFields(member, path, found);
   for (const [name, property] of Object.entries((node.properties ?? {}) as Record<string, Json>)) numericFields(property, [...path, name], found);
   if (node.items) numericFields(node.items, [...path, '[]'], found);
-  if ((node.type === 'number' || node.type === 'integer') && path.length > 0) found.push({ field: path, schema: node });
+  // A nullable number is a type array (`["number", "null"]`): its first member is its type.
+  const type = Array.isArray(node.type) ? node.type[0] : node.type;
+  if ((type === 'number' || type === 'integer') && path.length > 0) found.push({ field: path, schema: { ...node, type } });
   return found;
 }
 

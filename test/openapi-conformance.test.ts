@@ -45,7 +45,25 @@ addFormatsPlugin.default(ajv);
 // OpenAPI's own annotation keyword (JSON Schema 2020-12 has `examples`), and the document's top-level fields,
 // which Ajv meets when it compiles the document root to resolve a ref into it.
 ajv.addVocabulary(['example', 'openapi', 'info', 'servers', 'paths', 'components', 'tags', 'security', 'webhooks', 'externalDocs']);
-ajv.addSchema(structuredClone(document) as AnySchemaObject, DOCUMENT_ID);
+/**
+ * The document leaves response objects open, so clients accept fields the API adds later (DECISIONS.md §8).
+ * Here they are closed: an object with properties and no additionalProperties of its own takes no others,
+ * so the server is held to answering only what the document lists.
+ */
+function closeObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closeObjects);
+  if (node === null || typeof node !== 'object') return node;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    copy[key] =
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as object).map(([name, schema]) => [name, closeObjects(schema)]))
+        : closeObjects(value);
+  }
+  if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false;
+  return copy;
+}
+ajv.addSchema(closeObjects(structuredClone(document)) as AnySchemaObject, DOCUMENT_ID);
 
 /** Local refs (`#/components/schemas/X`) become refs into the registered document. */
 function rebase(schema: unknown): unknown {

@@ -174,6 +174,23 @@ describe('S3Storage against s3rver', () => {
     expect(await storage.read(key)).toBeNull();
   });
 
+  it('names the public endpoint in presigned links when it differs from the one the API uses', async () => {
+    const publicStorage = new S3Storage({
+      bucket: 'photos',
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:1`,
+      publicEndpoint: 'http://localhost:9000',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
+    try {
+      const url = await publicStorage.url('photos/a.jpg', { baseUrl: 'ignored', ttlSeconds: 60 });
+      expect(url).toMatch(/^http:\/\/localhost:9000\/photos\/photos\/a\.jpg\?.*X-Amz-Signature=[0-9a-f]{64}/);
+    } finally {
+      publicStorage.destroy();
+    }
+  });
+
   it('gives the same presigned URL for every call within one window', async () => {
     const ttlSeconds = 3600;
     const urls = [await storage.url(KEY, { baseUrl: 'ignored', ttlSeconds })];

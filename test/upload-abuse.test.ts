@@ -133,7 +133,9 @@ describe('files lying about their type', () => {
     const ctxJob = await setup();
     const response = await post(ctxJob.key, ctxJob.job.uuid, [{ name: 'photos', filename, type, body }]);
     expectRefused(response);
-    expect(response.body.error.details).toEqual([{ field: 'photos', message: expect.stringMatching(/JPEG, PNG, WebP, HEIC\/HEIF or GIF/) }]);
+    expect(response.body.error.details).toEqual([
+      { field: 'photos', code: 'invalid_format', message: expect.stringMatching(/JPEG, PNG, WebP, HEIC\/HEIF or GIF/) },
+    ]);
     await expectNothingStored(ctxJob);
   });
 
@@ -158,7 +160,7 @@ describe('sizes and counts', () => {
     const other = await setup();
     const over = await post(other.key, other.job.uuid, [{ ...png('over.png'), body: pngOfSize(MAX_PHOTO_BYTES + 1) }]);
     expectRefused(over);
-    expect(over.body.error.details).toEqual([{ field: 'photos', message: expect.stringContaining(String(MAX_PHOTO_BYTES)) }]);
+    expect(over.body.error.details).toEqual([{ field: 'photos', code: 'out_of_range', message: expect.stringContaining(String(MAX_PHOTO_BYTES)) }]);
     await expectNothingStored(other);
   });
 
@@ -398,7 +400,7 @@ describe('huge streams', () => {
     upload.socket.destroy();
     expect(response, 'the server answered').not.toBeNull();
     expectRefused(response as RawResponse);
-    expect((response as RawResponse).body.error.details).toEqual([{ field: 'photos', message: expect.any(String) }]);
+    expect((response as RawResponse).body.error.details).toEqual([{ field: 'photos', code: 'out_of_range', message: expect.stringMatching(/^has a file larger than the limit/) }]);
     // The server refused long before the end and never held the file in memory.
     expect(sent).toBeLessThan(total);
     expect(peak - before).toBeLessThan(64 * 1024 * 1024);

@@ -160,7 +160,7 @@ describe('Idempotency-Key on uploads', () => {
     expect(pngOfSameSize.length).toBe(PNG_BYTES.length);
     const other = await inject(key, job.uuid, wholeForm('idem', pngOfSameSize), type, headers);
     expectRefused(other);
-    expect(other.body.error.details).toEqual([{ field: 'Idempotency-Key', message: 'was used with a different request' }]);
+    expect(other.body.error.details).toEqual([{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }]);
 
     expect(await photoCount(key, job.uuid)).toBe(1);
     // Only the first upload's file is kept; the retry's and the refused one's staged files are gone.

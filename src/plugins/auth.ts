@@ -7,7 +7,7 @@ import { API_KEY_PATTERN, hashApiKey } from '../modules/auth/api-keys.js';
 import { findActiveKey, touchKeyLastUsed, type KeyRecord } from '../modules/auth/auth.repository.js';
 import type { UsageMeter } from '../modules/auth/usage-meter.js';
 import type { Addon, Principal } from '../auth/principal.js';
-import { sendError } from './errors.js';
+import { sendNoRoute } from './errors.js';
 
 
 declare module 'fastify' {
@@ -213,10 +213,8 @@ export const authPlugin = fp<AuthOptions>(
       request.principal = principal;
     });
 
-    // An unknown path inside the authenticated scope needs a key too: 401 before 404 (DECISIONS.md §1).
-    app.setNotFoundHandler((request, reply) =>
-      sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
-    );
+    // An unknown path inside the authenticated scope needs a key too: 401 before 404 or 405 (DECISIONS.md §1).
+    app.setNotFoundHandler(sendNoRoute);
   },
   { name: 'auth', encapsulate: false },
 );

@@ -1,9 +1,17 @@
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
-import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, missingReference, statusOf, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { z } from 'zod';
+import { AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { detailsOf, parseInput } from '../shared/validation.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route's path pattern with its methods and schemas, as registered (for 405 and read-only fields). */
+    routeTable: RouteTable;
+  }
+}
 
 interface PgLikeError {
   code?: string;
@@ -33,12 +41,6 @@ function driverError(error: unknown): PgLikeError | null {
   return lostConnection ? { code: 'ECONNRESET' } : null;
 }
 
-function fieldOfPath(path: ReadonlyArray<PropertyKey>): string {
-  return path
-    .map((part, index) => (typeof part === 'number' ? `[${part}]` : index === 0 ? String(part) : `.${String(part)}`))
-    .join('');
-}
-
 /** The column a foreign-key violation names (the one that is not company_id). */
 function foreignKeyField(detail: string | undefined): string {
   const columns = /Key \(([^)]+)\)/.exec(detail ?? '')?.[1]?.split(',').map((column) => column.trim()) ?? [];
@@ -49,34 +51,102 @@ function foreignKeyField(detail: string | undefined): string {
 const MULTIPART_PARSER_ERRORS =
   /^(?:Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|(?:Part|Preamble) terminated early due to unexpected end of multipart data|Malformed part header|Unsupported Content-Type\.|Missing Content-Type-header\.)$/;
 
+/** A request part that failed its schema, with zod's issues; translate() turns them into details. */
+export class RequestValidationError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly issues: ReadonlyArray<z.core.$ZodIssue>) {
+    super('The request is invalid.');
+    this.name = 'RequestValidationError';
+  }
+}
+
+/** The validator of every route schema: zod through the one issue mapping of src/shared/validation.ts. */
+export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    // fastify hands an absent body over as null; a JSON null body never gets here (json-body.ts).
+    const result = parseInput(schema, httpPart === 'body' && data === null ? undefined : data);
+    return result.success ? { value: result.data } : { error: new RequestValidationError(result.issues) };
+  };
+
+/** Fastify's names of the request parts, as a client reads them. */
+const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
+
+/** Route patterns and what each method of them declares, collected as routes are registered. */
+export class RouteTable {
+  private readonly routes = new Map<string, { pattern: RegExp; methods: Map<string, RouteOptions['schema']> }>();
+
+  add(url: string, method: string, schema: RouteOptions['schema']): void {
+    // Wildcards (CORS preflight, static assets) would make every path "known".
+    if (url.includes('*')) return;
+    const path = url.length > 1 ? url.replace(/\/+$/, '') : url;
+    let entry = this.routes.get(path);
+    if (!entry) {
+      const source = path
+        .split('/')
+        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
+      entry = { pattern: new RegExp(`^${source}/?$`), methods: new Map() };
+      this.routes.set(path, entry);
+    }
+    entry.methods.set(method.toUpperCase(), schema);
+  }
+
+  /** The methods some route answers on this concrete path, sorted; empty when the path is unknown. */
+  methodsOf(path: string): string[] {
+    const methods = new Set<string>();
+    for (const { pattern, methods: routeMethods } of this.routes.values()) {
+      if (pattern.test(path)) for (const method of routeMethods.keys()) methods.add(method);
+    }
+    return [...methods].sort();
+  }
+
+  schemaOf(url: string, method: string): RouteOptions['schema'] | undefined {
+    return this.routes.get(url)?.methods.get(method);
+  }
+}
+
+/** The keys of a zod object schema, looking through optional and nullable (an optional body). */
+function objectKeys(schema: unknown): Set<string> {
+  let current = schema;
+  while (current instanceof z.ZodOptional || current instanceof z.ZodNullable) current = current.unwrap();
+  return new Set(current instanceof z.ZodObject ? Object.keys(current.shape) : []);
+}
+
+/**
+ * An unknown top-level body field that the route's answer carries is read-only (DECISIONS.md §1): set by the
+ * server, or, on an update, fixed once the record exists when its create accepts it.
+ */
+function withReadOnlyFields(details: ErrorDetail[], request: FastifyRequest): ErrorDetail[] {
+  const { schema, url, method } = request.routeOptions;
+  const success = (schema?.response as Record<string, unknown> | undefined)?.['200'];
+  const answered = success instanceof z.ZodObject ? objectKeys(success.shape.data) : new Set<string>();
+  if (answered.size === 0) return details;
+  const isUpdate = (method === 'PUT' || method === 'PATCH') && /\/:[^/]+$/.test(url ?? '');
+  const creatable = isUpdate
+    ? objectKeys(request.server.routeTable.schemaOf((url ?? '').replace(/\/:[^/]+$/, ''), 'POST')?.body)
+    : new Set<string>();
+  return details.map((detail) => {
+    if (detail.code !== 'unknown_field' || !answered.has(detail.field)) return detail;
+    return creatable.has(detail.field)
+      ? { field: detail.field, code: 'read_only', message: 'cannot be changed after create' }
+      : { field: detail.field, code: 'read_only', message: 'is set by the server and cannot be sent' };
+  });
+}
+
 /** Any failure as the AppError the envelope shows (also for routes that answer errors in HTML). */
-export function translate(error: unknown): AppError {
+export function translate(error: unknown, request?: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof Error && MULTIPART_PARSER_ERRORS.test(error.message)) {
     return new AppError('validation_error', `The multipart body is malformed: ${error.message.replace(/\.$/, '')}.`);
   }
   const fastifyError = error as FastifyError & { validationContext?: string };
 
-  if (hasZodFastifySchemaValidationErrors(error)) {
-    const details: ErrorDetail[] = [];
-    for (const issue of error.validation) {
-      const path = issue.instancePath.split('/').filter(Boolean).map((part) => (/^\d+$/.test(part) ? Number(part) : part));
-      const params = issue.params as { keys?: string[] };
-      if (issue.keyword === 'unrecognized_keys' && params.keys) {
-        for (const key of params.keys) {
-          details.push({ field: fieldOfPath([...path, key]), message: 'is not an accepted field' });
-        }
-      } else {
-        const missing = issue.keyword === 'invalid_type' && /received undefined$/.test(issue.message ?? '');
-        details.push({
-          field: fieldOfPath(path) || fastifyError.validationContext || 'body',
-          message: missing ? 'is required' : (issue.message ?? 'is invalid'),
-        });
-      }
-    }
-    const where: string = fastifyError.validationContext === 'querystring' ? 'query' : (fastifyError.validationContext ?? 'request');
-    const summary = details.map((detail) => `${detail.field} ${detail.message}`).join('; ');
-    return new AppError('validation_error', `Invalid ${where}: ${summary}`, details);
+  if (error instanceof RequestValidationError) {
+    const context = fastifyError.validationContext ?? 'body';
+    const where = PART_NAMES[context] ?? context;
+    const details = detailsOf(error.issues, where);
+    return validationError(where === 'body' && request ? withReadOnlyFields(details, request) : details, where);
   }
 
   const pgError = driverError(error);
@@ -98,19 +168,17 @@ export function translate(error: unknown): AppError {
 
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is too large.');
+      return tooLarge(request);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('validation_error', 'Unsupported Content-Type: send application/json (multipart/form-data for photo uploads).');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('validation_error', 'The JSON body is empty.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('validation_error', 'The body is not valid JSON.');
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new AppError('validation_error', 'A file is too large.', [{ field: 'photos', message: 'file is too large' }]);
+      return validationError([{ field: 'photos', code: 'out_of_range', message: 'has a file larger than the limit' }], 'upload');
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return new AppError('validation_error', 'Too many files or fields in the upload.', [{ field: 'photos', message: 'too many files' }]);
+      return validationError([{ field: 'photos', code: 'out_of_range', message: 'has too many files or fields' }], 'upload');
     case 'FST_ERR_BAD_URL':
       return new AppError('validation_error', 'The URL is malformed.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -128,22 +196,57 @@ export function translate(error: unknown): AppError {
   const status = fastifyError.statusCode ?? 500;
   if (status === 429) return new AppError('rate_limited', 'Too many requests; slow down and retry after the time in Retry-After.');
   if (status === 404) return new AppError('not_found', 'Not found.');
-  if (status === 413) return new AppError('payload_too_large', 'The request body is too large.');
+  if (status === 413) return tooLarge(request);
   if (status >= 400 && status < 500) {
     return new AppError('validation_error', fastifyError.message || 'The request is invalid.');
   }
   return new AppError('internal_error', 'An unexpected error occurred.');
 }
 
-export function errorBody(error: AppError) {
+/** 413 names the limit the body passed: the route's, else the server's. */
+function tooLarge(request: FastifyRequest | undefined): AppError {
+  const limit = request?.routeOptions.bodyLimit;
+  if (!limit) return new AppError('payload_too_large', 'The request body is too large.');
+  const mebibytes = limit / (1024 * 1024);
+  const readable = Number.isInteger(mebibytes) ? ` (${mebibytes} MiB)` : '';
+  return new AppError('payload_too_large', `The request body is larger than the limit of ${limit} bytes${readable}.`);
+}
+
+/** The error envelope (DECISIONS.md §1), with the request id a client quotes when it reports the problem. */
+export function errorBody(error: AppError, requestId: string) {
   return {
     success: false as const,
-    error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+    error: {
+      code: error.code,
+      message: error.message,
+      request_id: requestId,
+      ...(error.details ? { details: error.details } : {}),
+    },
   };
 }
 
 export function sendError(reply: FastifyReply, error: AppError) {
-  return reply.status(statusOf(error.code as ErrorCode)).type('application/json; charset=utf-8').send(errorBody(error));
+  return reply
+    .status(statusOf(error.code as ErrorCode))
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error, reply.request.id));
+}
+
+/**
+ * No route answers this method on this path: 405 with `Allow` when another method does (the methods walked
+ * from the route table), else 404. The not-found handler of every scope answers through this.
+ */
+export function sendNoRoute(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0];
+  const allowed = request.server.routeTable.methodsOf(path);
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
+    reply.header('allow', allowed.join(', '));
+    return sendError(
+      reply,
+      new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}.`),
+    );
+  }
+  return sendError(reply, new AppError('not_found', `No route for ${request.method} ${path}.`));
 }
 
 /**
@@ -152,7 +255,7 @@ export function sendError(reply: FastifyReply, error: AppError) {
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
-  const appError = translate(error);
+  const appError = translate(error, request);
   request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
   return sendError(reply, appError);
 }
@@ -173,7 +276,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const requestId = uuidv7();
   const appError = new AppError('validation_error', clientErrorMessage(error));
-  const body = JSON.stringify(errorBody(appError));
+  const body = JSON.stringify(errorBody(appError, requestId));
   this.log.debug({ reqId: requestId, code: error.code }, 'request refused by the HTTP parser');
   // A response already under way on this socket (a timeout during a download) cannot take another one.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -197,16 +300,19 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
 /** Every failure becomes the error envelope; 5xx bodies never carry internal messages. */
 export const errorsPlugin = fp(
   async (app) => {
+    const routeTable = new RouteTable();
+    app.decorate('routeTable', routeTable);
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) routeTable.add(route.url, method, route.schema);
+    });
     app.setErrorHandler((error, request: FastifyRequest, reply) => {
-      const appError = translate(error);
+      const appError = translate(error, request);
       const status = statusOf(appError.code);
       if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
       else request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
       return sendError(reply, appError);
     });
-    app.setNotFoundHandler((request, reply) => {
-      return sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
-    });
+    app.setNotFoundHandler(sendNoRoute);
   },
   { name: 'errors' },
 );

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
-import { AppError } from '../errors.js';
+import { AppError, invalidField } from '../errors.js';
 import { beginIdempotent, finishIdempotent } from '../modules/idempotency/idempotency.service.js';
 
 interface IdempotencyState {
@@ -37,9 +37,7 @@ function keyOf(request: FastifyRequest): string | undefined {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
-    throw new AppError('validation_error', 'Idempotency-Key must be 1-255 visible ASCII characters.', [
-      { field: 'Idempotency-Key', message: 'must be 1-255 visible ASCII characters' },
-    ]);
+    throw invalidField('Idempotency-Key', 'must be 1-255 visible ASCII characters', 'invalid_format');
   }
   return header;
 }

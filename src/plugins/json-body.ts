@@ -1,5 +1,28 @@
 import fp from 'fastify-plugin';
-import { AppError } from '../errors.js';
+import { validationError } from '../errors.js';
+
+/**
+ * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
+ * whitespace is no body at all (DECISIONS.md §8), so a route whose body is optional, or that takes none
+ * (share_link, send, DELETE, retry), answers as if none was sent, and a route that needs one answers the
+ * usual 400 "body is required". Anything else goes to fastify's own parser, with the server's settings for
+ * prototype poisoning. Registered at the root, before any route.
+ */
+export const jsonParserPlugin = fp(
+  async (app) => {
+    const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
+    const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if ((body as string).trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      parse(request, body as string, done);
+    });
+  },
+  { name: 'json-parser' },
+);
 
 /**
  * A request body must be a JSON object (DECISIONS.md §1, §4): `null`, an array, a string, a number or a
@@ -11,13 +34,17 @@ export const jsonBodyPlugin = fp(
   async (app) => {
     app.addHook('preValidation', async (request) => {
       const body: unknown = request.body;
+      const contentType = request.headers['content-type'] ?? '';
       // An empty non-JSON body (some clients send `Content-Type: text/plain` on a bodiless DELETE) is no body.
-      if (body === undefined || (body === '' && !/json/i.test(request.headers['content-type'] ?? ''))) return;
+      if (body === undefined || (body === '' && !/json/i.test(contentType))) return;
+      if (typeof body === 'string' && !/json/i.test(contentType)) {
+        // fastify reads text/plain as a string: say what to send instead of "not an object".
+        const sent = contentType.split(';')[0].trim();
+        throw validationError([{ field: 'Content-Type', code: 'invalid', message: `must be application/json, not ${sent}` }], 'headers');
+      }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
         const received = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
-        throw new AppError('validation_error', `Invalid body: must be a JSON object, received ${received}.`, [
-          { field: 'body', message: 'must be a JSON object' },
-        ]);
+        throw validationError([{ field: 'body', code: 'invalid_type', message: `must be a JSON object, not ${received}` }], 'body');
       }
     });
   },

@@ -1,12 +1,14 @@
 /**
  * Final touches on the generated OpenAPI document, for what route schemas cannot express: the headers and
  * error responses every /api/v1 operation shares (declared once under components and referenced), a real
- * description and example for every response, the 3.1 form of multipart file fields, comma-separated list
- * parameters, `format: uuid` on returned ids, and no component schema that nothing references.
+ * description and example for every response, comma-separated list parameters, `format: uuid` on returned
+ * ids, no component schema that nothing references, and the shapes of openapi-shapes.ts for generators.
  */
 
+import type { ErrorDetail } from '../errors.js';
 import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
 import { ETAG_OPERATION_MARK } from './etag.js';
+import { binaryFileFields, nameEnvelopes, nameInputs, nullableTypeArrays, openResponses, walk } from './openapi-shapes.js';
 
 type Json = Record<string, unknown>;
 
@@ -61,8 +63,10 @@ const RATE_LIMIT = {
 /** Headers of a response that passed authentication, the IP check, usage and the rate limit. */
 const COUNTED = { ...REQUEST_ID, ...USAGE, ...RATE_LIMIT };
 
-const errorExample = (code: string, message: string, details?: Array<{ field: string; message: string }>) => ({
-  value: { success: false, error: { code, message, ...(details ? { details } : {}) } },
+const EXAMPLE_REQUEST_ID = '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70';
+
+const errorExample = (code: string, message: string, details?: ErrorDetail[]) => ({
+  value: { success: false, error: { code, message, request_id: EXAMPLE_REQUEST_ID, ...(details ? { details } : {}) } },
 });
 
 interface ErrorResponse {
@@ -83,13 +87,28 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     examples: {
       validation_error: {
         summary: 'A field is invalid',
-        ...errorExample('validation_error', 'Invalid body: email must be an email address', [
-          { field: 'email', message: 'must be an email address' },
+        ...errorExample('validation_error', 'Invalid body: first_name must not be empty; email must be an email address.', [
+          { field: 'first_name', code: 'empty', message: 'must not be empty' },
+          { field: 'email', code: 'invalid_format', message: 'must be an email address' },
+        ]),
+      },
+      read_only: {
+        summary: 'A field that cannot change after create',
+        ...errorExample('validation_error', 'Invalid body: customer_uuid cannot be changed after create.', [
+          { field: 'customer_uuid', code: 'read_only', message: 'cannot be changed after create' },
+        ]),
+      },
+      invalid_reference: {
+        summary: 'A reference that does not fit the rest of the body',
+        ...errorExample('validation_error', 'Invalid request: customer_uuid must be the customer of the job (job_uuid).', [
+          { field: 'customer_uuid', code: 'invalid_reference', message: 'must be the customer of the job (job_uuid)' },
         ]),
       },
       invalid_status_transition: {
         summary: 'A status move that is not allowed',
-        ...errorExample('invalid_status_transition', 'An estimate cannot move from Accepted to Pending.'),
+        ...errorExample('invalid_status_transition', 'An estimate cannot move from Accepted to Pending.', [
+          { field: 'status', code: 'invalid', message: 'cannot move from Accepted to Pending' },
+        ]),
       },
       primary_location: {
         summary: 'Deleting the primary location',
@@ -163,7 +182,10 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     description: 'The request body is larger than the server accepts (`payload_too_large`).',
     headers: COUNTED,
     examples: {
-      payload_too_large: { summary: 'Body too large', ...errorExample('payload_too_large', 'The request body is too large.') },
+      payload_too_large: {
+        summary: 'Body too large',
+        ...errorExample('payload_too_large', 'The request body is larger than the limit of 1048576 bytes (1 MiB).'),
+      },
     },
   },
   '429': {
@@ -292,20 +314,11 @@ function documentConditionalRequests(path: string, method: string, operation: Js
     addParameter(operation, 'IfMatch');
     responses['412'] = {
       description: ERROR_DESCRIPTIONS[412],
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
     };
   }
   // Keep the responses in status order.
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-function walk(node: unknown, visit: (object: Json) => void): void {
-  if (Array.isArray(node)) {
-    for (const item of node) walk(item, visit);
-  } else if (node && typeof node === 'object') {
-    visit(node as Json);
-    for (const value of Object.values(node)) walk(value, visit);
-  }
 }
 
 function isStringSchema(schema: Json): boolean {
@@ -342,23 +355,11 @@ const INT32_MAX = 2 ** 31 - 1;
 /** Integers name their width: int32 when the bounds fit, else int64 (JavaScript keeps 53 bits of it exactly). */
 function integerFormats(node: unknown): void {
   walk(node, (object) => {
-    if (object.type !== 'integer' || object.format) return;
+    const integer = object.type === 'integer' || (Array.isArray(object.type) && object.type.includes('integer'));
+    if (!integer || object.format) return;
     const max = typeof object.maximum === 'number' ? object.maximum : Infinity;
     const min = typeof object.minimum === 'number' ? object.minimum : -Infinity;
     object.format = max <= INT32_MAX && min >= -INT32_MAX - 1 ? 'int32' : 'int64';
-  });
-}
-
-/** OpenAPI 3.1: a file is a schema with contentMediaType, not `type: string, format: binary`. */
-function fileFields(requestBody: Json | undefined): void {
-  const multipart = (requestBody?.content as Record<string, Json> | undefined)?.['multipart/form-data'];
-  if (!multipart) return;
-  walk(multipart.schema, (object) => {
-    if (object.format === 'binary') {
-      delete object.type;
-      delete object.format;
-      object.contentMediaType = 'application/octet-stream';
-    }
   });
 }
 
@@ -396,7 +397,7 @@ function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
   return {
     description: error.description,
     ...(withHeaders ? { headers: error.headers } : {}),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: error.examples } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' }, examples: error.examples } },
   };
 }
 
@@ -431,7 +432,7 @@ export function finishOpenApiDocument<T>(input: T): T {
       documentConditionalRequests(path, method, operation);
       commaLists(operation.parameters as Json[] | undefined);
       if (!operation.description && typeof operation.summary === 'string') operation.description = `${operation.summary}.`;
-      fileFields(operation.requestBody as Json | undefined);
+      binaryFileFields(operation.requestBody as Json | undefined);
       if (api && method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];
         if (!parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
@@ -460,8 +461,12 @@ export function finishOpenApiDocument<T>(input: T): T {
       .filter((error) => usedResponses.has(error))
       .map((error) => [error.name, errorComponent(error, true)]),
   );
+  nameEnvelopes(document);
   markUuids(components.schemas);
+  nullableTypeArrays(document);
   integerFormats(document);
   dropUnusedSchemas(document);
+  nameInputs(document);
+  openResponses(document);
   return input;
 }

@@ -47,6 +47,19 @@ async function docsHeaders(request: FastifyRequest, reply: FastifyReply, payload
   return payload;
 }
 
+const SERVERS = [
+  {
+    url: 'http://localhost:3000',
+    description: 'A local instance (npm start, or docker compose behind HAProxy); for staging or production, set your deployment\'s HTTPS address as the base URL',
+    'x-internal': false,
+  },
+  {
+    url: '/',
+    description: 'This server: local, staging or production, whichever serves this document (relative to where it was fetched; the reference page uses it)',
+    'x-internal': false,
+  },
+];
+
 /** The OpenAPI 3.1 document, generated from the route schemas; served at /openapi.json and browsable at /docs. */
 export const swaggerPlugin = fp(
   async (app) => {
@@ -60,14 +73,9 @@ export const swaggerPlugin = fp(
           // Each deployment is run by its own operator; the document names no vendor address.
           contact: { name: 'The operator of this server' },
         },
-        // Relative: the document describes whichever environment (local, staging or production) serves it.
-        servers: [
-          {
-            url: '/',
-            description: 'This server: local, staging or production, whichever serves this document',
-            'x-internal': false,
-          } as { url: string; description: string },
-        ],
+        // An absolute address first: generated clients take the first server as their default base URL, and a
+        // relative one cannot be fetched outside a browser. The relative one describes whichever server serves it.
+        servers: SERVERS as Array<{ url: string; description: string }>,
         tags: [
           { name: 'Company', description: 'The company of the API key.' },
           { name: 'Users', description: 'The users of the company.' },
@@ -117,6 +125,8 @@ export const swaggerPlugin = fp(
       },
       configuration: {
         content: () => app.swagger(),
+        // The page tries requests against the host it is served from, whatever that is.
+        servers: [SERVERS[1]],
         pageTitle: 'Field-Service CRM API reference',
         metaData: { title: 'Field-Service CRM API reference' },
         theme: 'default',

@@ -10,10 +10,13 @@ A revoked key or a changed company setting takes effect within 5 seconds.
 
 ## Envelope
 Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete too).
-Error: \`{"success": false, "error": {"code", "message", "details": [{"field", "message"}]}}\` with the codes
-validation_error, invalid_status_transition, primary_location (400), unauthorized (401), ip_restricted,
-addon_required, usage_limit_exceeded (403), not_found (404), conflict (409), precondition_failed (412),
-payload_too_large (413), rate_limited (429), internal_error (500), service_unavailable (503).
+Error: \`{"success": false, "error": {"code", "message", "request_id", "details": [{"field", "code", "message"}]}}\`
+with the codes validation_error, invalid_status_transition, primary_location (400), unauthorized (401),
+ip_restricted, addon_required, usage_limit_exceeded (403), not_found (404), method_not_allowed (405, with an
+\`Allow\` header), conflict (409), precondition_failed (412), payload_too_large (413), rate_limited (429),
+internal_error (500), service_unavailable (503). \`request_id\` is the answer's x-request-id.
+Each item of \`details\` is one problem of one field, with a detail code: required, empty, invalid_type,
+invalid_format, invalid_enum, out_of_range, unknown_field, read_only, invalid_reference or invalid.
 Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_limit_exceeded, 429, then 400 and 404.
 
 ## Requests
@@ -23,7 +26,14 @@ Money has at most 2 decimals and is never negative; quantity is > 0 with at most
 percentages have at most 4 decimals. Each field states its bounds as minimum, exclusiveMinimum, maximum and
 multipleOf (meant decimally: 19.99 is a multiple of 0.01). Timestamps need Z or an offset and are returned in UTC.
 
-A request body must be a JSON object: \`null\`, an array, a string or a number is 400 on every endpoint.
+A request body must be a JSON object: \`null\`, an array, a string or a number is 400 on every endpoint. An empty
+\`application/json\` body (or only whitespace) is no body: fine where the body is optional or absent.
+An estimate or invoice bills the customer of its job (and an invoice that of its estimate): another
+customer_uuid is 400 invalid_reference.
+
+## Compatibility
+Within /api/v1 changes are additive: answers may gain fields and enums may gain values, so response objects
+are open (no additionalProperties: false); clients ignore what they do not know. Request bodies stay strict.
 
 ## ETags and conditional requests
 Every answer that carries one record (GET, create and update of an item, the company of the key) has a strong
@@ -34,7 +44,7 @@ precondition_failed and change nothing; of two concurrent writes with the same I
 Photo links are signed per window of the link lifetime, so a photo's ETag is stable between reads.
 
 ## Lists
-\`include_deleted\` (true/false/1/0), \`page\` (>= 1, default 1), \`limit\` (1..100, default 50). Newest first;
+\`include_deleted\` (a boolean; 1 and 0 work too), \`page\` (>= 1, default 1), \`limit\` (1..100, default 50). Newest first;
 \`search\` is a case-insensitive substring match. Soft-deleted records are 404 unless \`include_deleted=true\`.
 
 ## Usage and rate limits
@@ -50,6 +60,6 @@ Delivery is at least once, retried on failure, and logged at \`/webhook_endpoint
 
 ## More
 The repository's docs/ folder explains the concepts (authentication, errors, lists and sync, money and rounding,
-numbering, idempotency, ETags, events and webhooks). Keys are issued with the admin CLI
+numbering, idempotency, ETags, events and webhooks, compatibility). Keys are issued with the admin CLI
 (\`npm run --silent admin -- --help\`).
 `.trim();

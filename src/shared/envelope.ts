@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { ERROR_STATUS } from '../errors.js';
+import { DETAIL_CODES, ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 /** The success envelope: {success: true, data}. */
 export function ok<T>(data: T): { success: true; data: T } {
@@ -49,25 +49,52 @@ export function listSchema(plural: string, item: z.ZodType): z.ZodType {
 }
 
 export const MessageSchema = okSchema(
-  z.object({ message: z.string().meta({ example: 'Customer deleted successfully' }) }),
+  z.object({ message: z.string().meta({ example: 'Customer deleted successfully' }) }).meta({ id: 'Message' }),
 );
 
-export const ErrorSchema = z
+export const ErrorCodeSchema = z
+  .enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]])
+  .describe('What went wrong, a closed list; branch on it, never on the message.')
+  .meta({ id: 'ErrorCode' });
+
+export const ErrorDetailCodeSchema = z
+  .enum(DETAIL_CODES)
+  .describe(
+    'What is wrong with the field: required (absent), empty, invalid_type, invalid_format, invalid_enum (the message lists the values), ' +
+      'out_of_range, unknown_field, read_only (cannot be set, or cannot change after create), invalid_reference (not a live record of the company, ' +
+      'or not the one the rest of the body implies), invalid (any other rule; the message says which).',
+  )
+  .meta({ id: 'ErrorDetailCode' });
+
+export const ErrorDetailSchema = z
   .object({
-    success: z.literal(false),
-    error: z.object({
-      code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]),
-      message: z.string(),
-      details: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
-    }),
+    field: z.string().describe('The field: `line_items[0].quantity`, a query or path parameter, or a header.').meta({ example: 'email' }),
+    code: ErrorDetailCodeSchema,
+    message: z.string().describe('Follows the field name, for people: "is required", "must be an email address".').meta({ example: 'must be an email address' }),
   })
-  .meta({ id: 'Error' });
+  .meta({ id: 'ErrorDetail' });
+
+/** What went wrong. Named ApiError, not Error, so generated code does not shadow JavaScript's Error. */
+export const ApiErrorSchema = z
+  .object({
+    code: ErrorCodeSchema,
+    message: z.string().describe('A sentence for people; it may change.'),
+    request_id: z.string().describe('The x-request-id of the request; quote it when reporting a problem.'),
+    details: z.array(ErrorDetailSchema).optional().describe('Validation errors: one item per problem of a field.'),
+  })
+  .meta({ id: 'ApiError' });
+
+/** The error envelope of every failed request. */
+export const ErrorSchema = z
+  .object({ success: z.literal(false), error: ApiErrorSchema })
+  .meta({ id: 'ErrorResponse' });
 
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation error (`validation_error`, `invalid_status_transition`, `primary_location`).',
   401: 'Missing, malformed, unknown or revoked API key (`unauthorized`).',
   403: 'Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`.',
   404: 'The addressed resource does not exist in this company (`not_found`).',
+  405: 'The path exists but not with this method (`method_not_allowed`); the Allow header lists its methods.',
   409: 'A request with the same Idempotency-Key is still in progress (`conflict`).',
   412: 'If-Match names none of the record\'s current ETags (`precondition_failed`); nothing changed.',
   413: 'The request body is too large (`payload_too_large`).',

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { decimalPlaces, MAX_CENTS } from './money.js';
+import { detail } from './validation.js';
 
 /** Reusable zod pieces for the field formats of DECISIONS.md §4. */
 
+/** One check, so a bad id is one problem (the pattern fixes the length, which the document states). */
 export const uuidString = z
   .string()
-  .length(36, 'must be a UUID')
   .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
   .transform((value) => value.toLowerCase())
-  .meta({ format: 'uuid', example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
+  .meta({ format: 'uuid', minLength: 36, maxLength: 36, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
 
 export const US_STATES = [
   'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY',
@@ -19,7 +20,7 @@ export const US_STATES = [
 
 export const usState = z
   .enum(US_STATES, { error: 'must be a 2-letter upper-case US state, DC or territory code' })
-  .meta({ example: 'TX' });
+  .meta({ id: 'UsState', description: 'A US state, DC or territory: its 2-letter upper-case code.', example: 'TX' });
 
 export const zipCode = z
   .string()
@@ -43,7 +44,7 @@ export const calendarDate = z
     const [year, month, day] = value.split('-').map(Number);
     const date = new Date(Date.UTC(year, month - 1, day));
     return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-  }, 'must be a real calendar date')
+  }, { message: 'must be a real calendar date', params: detail('invalid_format') })
   .meta({ format: 'date', example: '2026-12-01' });
 
 export const timeOfDay = z
@@ -62,7 +63,7 @@ export const timestampInput = z
     // PostgreSQL's timestamptz takes what JavaScript does, but years outside 1..9999 do not print back as ISO 8601.
     const year = date.getUTCFullYear();
     return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
-  }, 'must be a valid timestamp between the years 1 and 9999')
+  }, { message: 'must be a valid timestamp between the years 1 and 9999', params: detail('out_of_range') })
   .meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
 
 /** A string the API may return as null. */
@@ -83,7 +84,7 @@ export const timezoneName = z
     } catch {
       return false;
     }
-  }, 'must be a valid IANA time zone')
+  }, { message: 'must be a valid IANA time zone', params: detail('invalid_format') })
   .meta({ example: 'America/Chicago' });
 
 /*
@@ -106,7 +107,7 @@ function exactDecimals<T extends z.ZodNumber>(schema: T, places: number, message
         return false;
       }
     },
-    { message, when: (payload) => payload.issues.length === 0 },
+    { message, when: (payload) => payload.issues.length === 0, params: detail('out_of_range') },
   );
 }
 
@@ -116,9 +117,9 @@ export const moneyInput = exactDecimals(
     .number()
     .min(0, 'must not be negative')
     .max(MAX_MONEY, 'is too large')
-    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+    .multipleOf(0.01, 'must have at most 2 decimal places'),
   2,
-  'an amount must have at most 2 decimal places',
+  'must have at most 2 decimal places',
 )
   .meta({ example: 149.99 });
 
@@ -128,9 +129,9 @@ export const positiveMoneyInput = exactDecimals(
     .number()
     .gt(0, 'must be greater than 0')
     .max(MAX_MONEY, 'is too large')
-    .multipleOf(0.01, 'an amount must have at most 2 decimal places'),
+    .multipleOf(0.01, 'must have at most 2 decimal places'),
   2,
-  'an amount must have at most 2 decimal places',
+  'must have at most 2 decimal places',
 )
   .meta({ example: 30 });
 
@@ -140,9 +141,9 @@ export const quantityInput = exactDecimals(
     .number()
     .gt(0, 'must be greater than 0')
     .max(999_999_999, 'is too large')
-    .multipleOf(0.001, 'a quantity must have at most 3 decimal places'),
+    .multipleOf(0.001, 'must have at most 3 decimal places'),
   3,
-  'a quantity must have at most 3 decimal places',
+  'must have at most 3 decimal places',
 )
   .meta({ example: 1 });
 
@@ -152,9 +153,9 @@ export const percentInput = exactDecimals(
     .number()
     .min(0, 'must not be negative')
     .max(100, 'must be at most 100')
-    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+    .multipleOf(0.0001, 'must have at most 4 decimal places'),
   4,
-  'a percentage must have at most 4 decimal places',
+  'must have at most 4 decimal places',
 )
   .meta({ example: 8.25 });
 
@@ -164,9 +165,9 @@ export const positivePercentInput = exactDecimals(
     .number()
     .gt(0, 'must be greater than 0')
     .max(100, 'must be at most 100')
-    .multipleOf(0.0001, 'a percentage must have at most 4 decimal places'),
+    .multipleOf(0.0001, 'must have at most 4 decimal places'),
   4,
-  'a percentage must have at most 4 decimal places',
+  'must have at most 4 decimal places',
 )
   .meta({ example: 33.3333 });
 
@@ -197,14 +198,14 @@ function depthExceeds(value: unknown, limit: number): boolean {
  * internal_flags, payment_details, ...) is this one schema: bounded in depth and size in one place.
  */
 export const jsonObject = z
-  .record(z.string().max(255, 'a key must be at most 255 characters'), z.unknown())
+  .record(z.string().max(255, 'is a key longer than 255 characters'), z.unknown())
   .superRefine((value, context) => {
     if (depthExceeds(value, FREE_FORM_MAX_DEPTH)) {
-      context.addIssue({ code: 'custom', message: `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep` });
+      context.addIssue({ code: 'custom', message: `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep`, params: detail('out_of_range') });
       return;
     }
     if (JSON.stringify(value).length > FREE_FORM_MAX_CHARS) {
-      context.addIssue({ code: 'custom', message: `must be at most ${FREE_FORM_MAX_CHARS} characters as JSON` });
+      context.addIssue({ code: 'custom', message: `must be at most ${FREE_FORM_MAX_CHARS} characters as JSON`, params: detail('out_of_range') });
     }
   })
   .meta({
@@ -215,14 +216,26 @@ export const jsonObject = z
   });
 
 export const shortText = (max = 255) => z.string().max(max, `must be at most ${max} characters`);
+/** Text that must have a visible character: "" or blanks are `empty` (an absent field is `required`). */
 export const requiredText = (max = 255) =>
-  z.string().trim().min(1, 'is required').max(max, `must be at most ${max} characters`);
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 export const longText = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
 
 /** A money amount in an answer: a JSON number with at most 2 decimals (made from integer cents). */
 export const moneyOutput = (example: number) => z.number().meta({ example });
 
-/** Query-string boolean: true/false/1/0. */
+const BOOLEAN_TEXT = ['true', 'false', '1', '0'];
+
+/**
+ * Query-string boolean: true or false, and 1 or 0 too. Documented as a boolean, which is what generated
+ * clients send; the query string brings it as text, checked here.
+ */
 export const queryBoolean = z
-  .enum(['true', 'false', '1', '0'], { error: 'must be true, false, 1 or 0' })
-  .transform((value) => value === 'true' || value === '1');
+  .unknown()
+  .refine((value) => typeof value === 'boolean' || (typeof value === 'string' && BOOLEAN_TEXT.includes(value)), {
+    message: 'must be true, false, 1 or 0',
+    params: detail('invalid_enum'),
+  })
+  .transform((value) => value === true || value === 'true' || value === '1')
+  // The document shows the boolean a client sends.
+  .meta({ type: 'boolean' });

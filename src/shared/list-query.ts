@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { queryBoolean, timestampInput } from './formats.js';
 import type { Pagination } from './envelope.js';
+import { detail } from './validation.js';
 
 /** Page size of every list and of the events feed: 1 to 100, default 50. */
 export const pageSize = z.coerce
@@ -13,7 +14,7 @@ export const pageSize = z.coerce
 
 /** include_deleted, page and limit: the paging conventions of every list (users' list has only these). */
 export const pageQueryShape = {
-  include_deleted: queryBoolean.default(false).describe('Include soft-deleted records.'),
+  include_deleted: queryBoolean.default(false).describe('Include soft-deleted records: true or false (1 and 0 work too); default false.'),
   page: z.coerce
     .number({ error: 'must be an integer >= 1' })
     .int('must be an integer >= 1')
@@ -27,14 +28,16 @@ export const pageQueryShape = {
 export const LIST_SORTS = ['-created_at', 'created_at', '-updated_at', 'updated_at'] as const;
 export type ListSort = (typeof LIST_SORTS)[number];
 
+const ListSortSchema = z
+  .enum(LIST_SORTS)
+  .meta({ id: 'ListSort', description: 'A list order: by created_at or updated_at, - for newest first; ties by uuid in the same direction.' });
+
 /** Incremental sync (DECISIONS §9.3): every list of a resource with updated_at takes these. */
 export const syncQueryShape = {
   updated_since: timestampInput
     .optional()
     .describe('Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset).'),
-  sort: z
-    .enum(LIST_SORTS, { error: `must be one of ${LIST_SORTS.join(', ')}` })
-    .default('-created_at')
+  sort: ListSortSchema.default('-created_at')
     .describe('Order: -created_at (newest first, the default), created_at, -updated_at or updated_at; ties by uuid in the same direction.')
     .meta({ example: 'updated_at' }),
 };
@@ -47,7 +50,7 @@ export type ListQuery = z.infer<typeof ListQuery>;
 
 /** Query of a single-record read: only include_deleted. */
 export const GetQuery = z.strictObject({
-  include_deleted: queryBoolean.default(false).describe('Return the record even when it is soft-deleted.'),
+  include_deleted: queryBoolean.default(false).describe('Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false.'),
 });
 export type GetQuery = z.infer<typeof GetQuery>;
 
@@ -94,7 +97,8 @@ export function commaSeparatedEnum<const T extends readonly [string, ...string[]
       if (unknown.length > 0) {
         context.addIssue({
           code: 'custom',
-          message: `unknown ${noun} ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${allowed.join(', ')}`,
+          message: `has unknown ${noun} ${unknown.map((part) => `'${part}'`).join(', ')}; allowed: ${allowed.join(', ')}`,
+          params: detail('invalid_enum'),
         });
         return z.NEVER;
       }

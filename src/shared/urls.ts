@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { invalidField } from '../errors.js';
 
 /** URL helpers with no I/O: the base of absolute links, and URLs made safe to log. */
 
@@ -23,9 +23,7 @@ export function linkBase(publicBaseUrl: string | undefined, protocol: string, ho
 export function requestLinkBase(request: { protocol: string; host: string }, publicBaseUrl: string | undefined): string {
   const base = linkBase(publicBaseUrl, request.protocol, request.host);
   if (base === null) {
-    throw new AppError('validation_error', 'Links cannot be built for this Host: it must be a plain http or https host name.', [
-      { field: 'Host', message: 'must be a plain http or https host name' },
-    ]);
+    throw invalidField('Host', 'must be a plain http or https host name (links are built from it)', 'invalid_format');
   }
   return base;
 }

@@ -23,6 +23,7 @@ export async function createStorage(config: Config): Promise<Storage> {
       bucket: config.S3_BUCKET as string,
       region: config.S3_REGION,
       endpoint: config.S3_ENDPOINT,
+      publicEndpoint: config.S3_PUBLIC_ENDPOINT,
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
     });
   }

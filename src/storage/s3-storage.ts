@@ -11,6 +11,11 @@ export interface S3StorageOptions {
   bucket: string;
   region: string;
   endpoint?: string;
+  /**
+   * The endpoint presigned links name, when clients reach the storage at another address than the API does
+   * (the API on a container network, clients on the host). A link is signed for the host it names.
+   */
+  publicEndpoint?: string;
   forcePathStyle?: boolean;
   /** Defaults to the standard AWS credential chain (environment, profile, instance role). */
   credentials?: S3ClientConfig['credentials'];
@@ -20,16 +25,15 @@ export interface S3StorageOptions {
 export class S3Storage implements Storage {
   readonly driver = 's3' as const;
   readonly client: S3Client;
+  /** Signs links only (presigning sends nothing); the same client unless a public endpoint is set. */
+  private readonly signer: S3Client;
   private readonly bucket: string;
 
   constructor(options: S3StorageOptions) {
     this.bucket = options.bucket;
-    this.client = new S3Client({
-      region: options.region,
-      endpoint: options.endpoint,
-      forcePathStyle: options.forcePathStyle,
-      credentials: options.credentials,
-    });
+    const settings = { region: options.region, forcePathStyle: options.forcePathStyle, credentials: options.credentials };
+    this.client = new S3Client({ ...settings, endpoint: options.endpoint });
+    this.signer = options.publicEndpoint ? new S3Client({ ...settings, endpoint: options.publicEndpoint }) : this.client;
   }
 
   async put(key: string, body: Readable, meta: { contentType: string }): Promise<void> {
@@ -59,7 +63,7 @@ export class S3Storage implements Storage {
   async url(key: string, options: LinkOptions): Promise<string> {
     // Signed as of the start of the current window, so the URL is the same throughout it (with the same credentials).
     const { signedAt, expiresAt } = linkWindow(options.ttlSeconds, Date.now(), MAX_PRESIGNED_SECONDS);
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+    return getSignedUrl(this.signer, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
       signingDate: new Date(signedAt * 1000),
       expiresIn: expiresAt - signedAt,
     });
@@ -67,5 +71,6 @@ export class S3Storage implements Storage {
 
   destroy(): void {
     this.client.destroy();
+    if (this.signer !== this.client) this.signer.destroy();
   }
 }

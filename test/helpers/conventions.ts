@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { call } from './app.js';
 
 /** An answer as call() gives it. */
-type Answer = { status: number; body: any };
+type Answer = { status: number; body: any; headers?: Record<string, unknown> };
 
 /**
  * The error envelope (DECISIONS.md §1): the status, `{success: false, error}` and nothing else, the code, a
@@ -14,6 +14,9 @@ export function expectError(response: Answer, status: number, code: string, fiel
   expect(response.body).toMatchObject({ success: false, error: { code, message: expect.any(String) } });
   expect(response.body.error.message.length).toBeGreaterThan(0);
   expect(Object.keys(response.body).sort()).toEqual(['error', 'success']);
+  // The request id a client quotes is in the body as well as in the header.
+  expect(response.body.error.request_id).toBeTypeOf('string');
+  if (response.headers) expect(response.body.error.request_id).toBe(response.headers['x-request-id']);
   if (field) expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toContain(field);
 }
 

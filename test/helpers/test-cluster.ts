@@ -2,11 +2,12 @@ import { inject } from 'vitest';
 import { missingPrograms, startCluster, type Cluster } from '../../scripts/local-cluster.js';
 import type { Database } from '../../src/db/client.js';
 import { createTestDatabase } from './app.js';
-
-export const inCi = ['true', '1'].includes(String(process.env.CI).toLowerCase());
+import { runsWith } from './system.js';
 
 /** Whether this machine can run the cluster: PostgreSQL, haproxy and pgbouncer. CI must, so it always tries. */
-export const clusterRunnable = inCi || (missingPrograms().length === 0 && inject('databaseServerUrl') !== '');
+export const clusterRunnable =
+  runsWith('HAProxy and PgBouncer', missingPrograms().length === 0, `apt-get install ${missingPrograms().join(' ')}`) &&
+  runsWith('a PostgreSQL server (DATABASE_URL)', inject('databaseServerUrl') !== '', 'set DATABASE_URL');
 
 export interface TestCluster {
   cluster: Cluster;

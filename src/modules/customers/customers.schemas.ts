@@ -27,20 +27,25 @@ const address = (kind: 'physical' | 'billing') => ({
 export const CUSTOMER_TYPES = ['Residential', 'Commercial'] as const;
 export const NOTIFY_CHANNELS = ['email', 'sms', 'both'] as const;
 
+export const CustomerType = z.enum(CUSTOMER_TYPES).meta({ id: 'CustomerType', description: 'Residential or Commercial.' });
+export const NotifyChannel = z
+  .enum(NOTIFY_CHANNELS)
+  .meta({ id: 'NotifyChannel', description: 'How the customer hears that the technician is on the way.' });
+
 const fields = {
   first_name: requiredText(100).describe('First name.').meta({ example: 'Dana' }),
   last_name: requiredText(100).describe('Last name.').meta({ example: 'Reyes' }),
   company_name: shortText().nullable().optional().describe('For commercial customers.').meta({ example: 'Reyes Dental' }),
   email: emailAddress.nullable().optional().describe('Email address.'),
   phone: phoneNumber.nullable().optional().describe('xxx-xxx-xxxx.'),
-  customer_type: z.enum(CUSTOMER_TYPES).optional().describe('Default Residential.'),
+  customer_type: CustomerType.optional().describe('Default Residential.'),
   is_vip: z.boolean().optional().describe('Default false.'),
   ...address('physical'),
   ...address('billing'),
   primary_service_location_uuid: uuidString.nullable().optional().describe('A location of the company.'),
   notes: longText().nullable().optional().describe('Internal notes.'),
   internal_flags: jsonObject.nullable().optional().describe('Free-form object.'),
-  on_my_way_notify_via: z.enum(NOTIFY_CHANNELS).nullable().optional().describe('email, sms, both or null.'),
+  on_my_way_notify_via: NotifyChannel.nullable().optional().describe('email, sms, both or null.'),
 };
 
 export const CreateCustomerBody = z.strictObject(fields).meta({ id: 'CreateCustomerBody' });
@@ -64,7 +69,7 @@ export const CustomerResponse = z
     company_name: nullableString,
     email: nullableString,
     phone: nullableString,
-    customer_type: z.enum(CUSTOMER_TYPES),
+    customer_type: CustomerType,
     is_vip: z.boolean(),
     physical_address1: nullableString,
     physical_address2: nullableString,
@@ -79,7 +84,7 @@ export const CustomerResponse = z
     primary_service_location_uuid: nullableString,
     notes: nullableString,
     internal_flags: z.record(z.string(), z.unknown()).nullable(),
-    on_my_way_notify_via: z.enum(NOTIFY_CHANNELS).nullable(),
+    on_my_way_notify_via: NotifyChannel.nullable(),
     created_at: timestampOutput,
     updated_at: timestampOutput,
     deleted_at: timestampOutput.nullable(),

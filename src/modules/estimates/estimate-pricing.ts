@@ -40,7 +40,7 @@ export interface EstimatePricing {
 
 function unitPriceOf(template: TemplatePrices, selectedTier: Tier | null): Cents {
   if (template.pricingType === 'tiered') {
-    if (selectedTier === null) throw invalidField('selected_tier', 'is required for a tiered template (good, better or best)');
+    if (selectedTier === null) throw invalidField('selected_tier', 'is required for a tiered template (good, better or best)', 'required');
     return template.tiers![selectedTier];
   }
   if (selectedTier !== null) throw invalidField('selected_tier', 'must be absent or null for a flat template');
@@ -50,7 +50,7 @@ function unitPriceOf(template: TemplatePrices, selectedTier: Tier | null): Cents
 function selectedAddonsOf(template: TemplatePrices, ids: string[]) {
   return ids.map((id, index) => {
     const addon = template.addons.find((candidate) => candidate.id === id);
-    if (!addon) throw invalidField(`selected_addons[${index}]`, `"${id}" is not an add-on of the template`);
+    if (!addon) throw invalidField(`selected_addons[${index}]`, `"${id}" is not an add-on of the template`, 'invalid_reference');
     return addon;
   });
 }
@@ -61,7 +61,7 @@ function adjusted(adjustments: Adjustments | null, key: AdjustableAmount, comput
 }
 
 function withinRange(amount: Cents, field: string): Cents {
-  if (amount > MAX_CENTS) throw invalidField(field, 'makes the amount too large');
+  if (amount > MAX_CENTS) throw invalidField(field, 'makes the amount too large', 'out_of_range');
   return amount;
 }
 

@@ -25,7 +25,7 @@ export function statusChange(current: EstimateStatus, requested: EstimateStatus 
   if (requested === undefined || requested === current) return null;
   if (!ALLOWED_MOVES[current].includes(requested)) {
     throw new AppError('invalid_status_transition', `An estimate cannot move from ${current} to ${requested}.`, [
-      { field: 'status', message: `cannot move from ${current} to ${requested}` },
+      { field: 'status', code: 'invalid', message: `cannot move from ${current} to ${requested}` },
     ]);
   }
   return RESPONSES.has(requested) ? { status: requested, respondedAt: now } : { status: requested };

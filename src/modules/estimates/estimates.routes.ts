@@ -51,12 +51,12 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
       get: 'With customer, job {uuid, title, status} or null, template {uuid, name, pricing_type} and location {uuid, name} or null. ' +
         'A soft-deleted estimate is 404 unless include_deleted=true.',
       create:
-        'customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise). ' +
+        'customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise); the job must be one of the customer\'s (one customer per document). ' +
         'estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. ' +
         ARITHMETIC,
       update:
         'Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, ' +
-        'customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400). ' +
+        'customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate\'s customer (400 naming job_uuid). ' +
         'Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. ' +
         'Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.',
     },

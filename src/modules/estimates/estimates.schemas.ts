@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
 import { longText, moneyInput, nullableString, quantityInput, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape, searchQuery } from '../../shared/list-query.js';
-import { ESTIMATE_STATUSES, PRICING_TYPES, TIERS } from '../../db/schema/index.js';
+import { ESTIMATE_STATUSES } from '../../db/schema/index.js';
+import { PricingType, TierName } from '../templates/templates.schemas.js';
+
+export const EstimateStatus = z
+  .enum(ESTIMATE_STATUSES)
+  .meta({ id: 'EstimateStatus', description: 'Pending until the customer (or the company) answers: Accepted, Declined or Expired.' });
 
 export const ARITHMETIC =
   'Amounts (integer cents inside, each step rounded half away from zero to cents): ' +
@@ -12,9 +17,7 @@ export const ARITHMETIC =
   'total_amount = base_amount + addons_amount + tax_amount. ' +
   'adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.';
 
-const selectedTier = z
-  .enum(TIERS)
-  .nullable()
+const selectedTier = TierName.nullable()
   .optional()
   .describe('good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise).');
 
@@ -55,13 +58,16 @@ const textFields = {
 };
 
 const references = {
-  job_uuid: uuidString.nullable().optional().describe('A live job of the company.'),
+  job_uuid: uuidString
+    .nullable()
+    .optional()
+    .describe("A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update."),
   location_uuid: uuidString.nullable().optional().describe('A live location of the company.'),
 };
 
 export const CreateEstimateBody = z
   .strictObject({
-    customer_uuid: uuidString.describe('A live customer of the company; cannot change later.'),
+    customer_uuid: uuidString.describe('A live customer of the company, the customer of job_uuid when it is given; cannot change later (read_only).'),
     template_uuid: uuidString.describe('A live template of the company; its name and pricing_type are copied. Cannot change later.'),
     ...references,
     ...pricingFields,
@@ -73,9 +79,7 @@ export type CreateEstimateBody = z.infer<typeof CreateEstimateBody>;
 
 export const UpdateEstimateBody = z
   .strictObject({
-    status: z
-      .enum(ESTIMATE_STATUSES)
-      .optional()
+    status: EstimateStatus.optional()
       .describe(
         'Pending -> Accepted | Declined | Expired; nothing else (400 invalid_status_transition). The current status is a no-op. ' +
           'Accepted and Declined set responded_at; Expired leaves it null.',
@@ -87,7 +91,7 @@ export const UpdateEstimateBody = z
   })
   .describe(
     'Partial update of: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, ' +
-      'internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400). ' +
+      'internal_notes, customer_notes, expires_at, job_uuid, location_uuid. customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate\'s customer. ' +
       'When a pricing field (selected_tier, quantity, selected_addons, adjustments) is sent, the amounts are recomputed from the ' +
       'template\'s current prices with the merged inputs; other updates keep the amounts. ' +
       ARITHMETIC,
@@ -106,7 +110,7 @@ export type PreviewEstimateBody = z.infer<typeof PreviewEstimateBody>;
 
 export const ListEstimatesQuery = z.strictObject({
   ...listQueryShape,
-  status: z.enum(ESTIMATE_STATUSES).optional().describe('Pending, Accepted, Declined or Expired.'),
+  status: EstimateStatus.optional().describe('Only estimates in this status.'),
   customer_uuid: uuidString.optional().describe('Only estimates of this customer.'),
   job_uuid: uuidString.optional().describe('Only estimates of this job.'),
   search: searchQuery.describe('Case-insensitive substring of estimate_number, template_name or service_description.'),
@@ -114,7 +118,7 @@ export const ListEstimatesQuery = z.strictObject({
 export type ListEstimatesQuery = z.infer<typeof ListEstimatesQuery>;
 
 const EmbeddedJob = z.object({ uuid: z.string(), title: z.string(), status: z.string() });
-const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: z.enum(PRICING_TYPES) });
+const EmbeddedTemplate = z.object({ uuid: z.string(), name: z.string(), pricing_type: PricingType });
 const EmbeddedLocation = z.object({ uuid: z.string(), name: z.string() });
 
 const AdjustmentsOutput = z.object({ base_amount: z.number().optional(), addons_amount: z.number().optional(), tax_amount: z.number().optional() });
@@ -127,10 +131,10 @@ const estimateFields = {
   template_uuid: z.string(),
   location_uuid: nullableString,
   created_by_user_id: z.string(),
-  status: z.enum(ESTIMATE_STATUSES),
+  status: EstimateStatus,
   template_name: z.string(),
-  pricing_type: z.enum(PRICING_TYPES),
-  selected_tier: z.enum(TIERS).nullable(),
+  pricing_type: PricingType,
+  selected_tier: TierName.nullable(),
   base_amount: moneyOutput(299),
   addons_amount: moneyOutput(35),
   tax_amount: moneyOutput(27.56),

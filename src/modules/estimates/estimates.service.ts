@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { customers, estimates, jobs, locations, type EstimateStatus, type Tier } from '../../db/schema/index.js';
+import { customers, estimates, locations, type EstimateStatus, type Tier } from '../../db/schema/index.js';
 import { AppError, invalidField, missingReference } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
@@ -10,6 +10,7 @@ import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
+import { requireOneCustomer } from '../customers/one-customer.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import {
@@ -66,8 +67,25 @@ async function requireTemplate(db: Db, companyId: string, uuid: string) {
   return template;
 }
 
-async function requireJobAndLocation(db: Db, companyId: string, body: Pick<CreateEstimateBody, 'job_uuid' | 'location_uuid'>) {
-  await requireReference(db, jobs, companyId, 'job_uuid', body.job_uuid);
+/**
+ * The job and location a body names must be live records of the company, and a job that is new to the
+ * estimate one of its customer's (DECISIONS.md §8): on create the customer_uuid is wrong, on an update
+ * (the customer is fixed) the job_uuid.
+ */
+async function requireJobAndLocation(
+  db: Db,
+  companyId: string,
+  body: Pick<CreateEstimateBody, 'job_uuid' | 'location_uuid'>,
+  estimate: { customerUuid: string } | Pick<repository.EstimateRow, 'customerUuid' | 'jobUuid'>,
+) {
+  if (body.job_uuid) {
+    const jobCustomer = await repository.findJobCustomer(db, companyId, body.job_uuid);
+    if (jobCustomer === null) throw missingReference('job_uuid');
+    const existing = 'jobUuid' in estimate;
+    if (!existing || body.job_uuid !== estimate.jobUuid) {
+      requireOneCustomer('estimate', estimate.customerUuid, [{ field: 'job_uuid', customerUuid: jobCustomer }], existing ? 'source' : 'customer_uuid');
+    }
+  }
   await requireReference(db, locations, companyId, 'location_uuid', body.location_uuid);
 }
 
@@ -106,7 +124,7 @@ async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);
     const template = await requireTemplate(tx, companyId, body.template_uuid);
-    await requireJobAndLocation(tx, companyId, body);
+    await requireJobAndLocation(tx, companyId, body, { customerUuid: body.customer_uuid });
     const pricing = priceEstimate(templatePrices(template), pricingInputOf(body));
     await repository.insertEstimate(tx, {
       ...bodyColumns(body),
@@ -152,10 +170,10 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateEstimateBo
     // Checked under the row lock: of two simultaneous answers, the second finds the first's status.
     if (answer && existing.status !== answer.requireStatus) {
       throw new AppError('invalid_status_transition', `The estimate is already ${existing.status}.`, [
-        { field: 'status', message: `is ${existing.status}, not ${answer.requireStatus}` },
+        { field: 'status', code: 'invalid', message: `is ${existing.status}, not ${answer.requireStatus}` },
       ]);
     }
-    await requireJobAndLocation(tx, companyId, body);
+    await requireJobAndLocation(tx, companyId, body, existing);
     const change = statusChange(existing.status as EstimateStatus, body.status, new Date());
     const amounts = await repricedAmounts(tx, existing, body);
     await repository.updateEstimate(tx, companyId, uuid, { ...bodyColumns(body), ...change, ...amounts, ...answer?.signature });

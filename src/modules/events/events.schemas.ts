@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, OBJECT_TYPES, type EventType, type ObjectType } from '../../db/schema/index.js';
 import { pageSize } from '../../shared/list-query.js';
 import { timestampOutput, uuidString } from '../../shared/formats.js';
+import { detail } from '../../shared/validation.js';
 import { CustomerResponse } from '../customers/customers.schemas.js';
 import { EstimateResponse } from '../estimates/estimates.schemas.js';
 import { InvoiceResponse } from '../invoices/invoices.schemas.js';
@@ -50,7 +51,7 @@ export const EventResponse = z
     'object_type',
     OBJECT_TYPES.map((type) => eventSchema(type)) as unknown as [ReturnType<typeof eventSchema>, ...Array<ReturnType<typeof eventSchema>>],
   )
-  .meta({ id: 'Event', description: 'One committed change of one record (DECISIONS §9.1); the schema of data.object follows object_type.' });
+  .meta({ id: 'Event', description: 'One committed change of one record (docs/events-and-webhooks.md); the schema of data.object follows object_type.' });
 
 export type EventResponse = z.infer<typeof EventResponse>;
 
@@ -60,7 +61,7 @@ const eventTypeList = z
     const types = value.split(',').map((type) => type.trim());
     for (const type of types) {
       if (!(EVENT_TYPES as readonly string[]).includes(type)) {
-        context.addIssue({ code: 'custom', message: `"${type}" is not an event type (<object>.created|updated|deleted)` });
+        context.addIssue({ code: 'custom', message: `has "${type}", which is not an event type (<object>.created|updated|deleted)`, params: detail('invalid_enum') });
         return z.NEVER;
       }
     }
@@ -75,7 +76,9 @@ export const ListEventsQuery = z.strictObject({
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 
-export const EventsPage = z.object({
-  events: z.array(EventResponse).describe('Feed order, oldest first.'),
-  has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
-});
+export const EventsPage = z
+  .object({
+    events: z.array(EventResponse).describe('Feed order, oldest first.'),
+    has_more: z.boolean().describe('True when more events follow the last one; ask again with after = its uuid.'),
+  })
+  .meta({ id: 'EventPage' });

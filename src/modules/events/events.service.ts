@@ -18,7 +18,7 @@ export async function listEvents(db: Db, companyId: string, query: ListEventsQue
   const filters = { types: query.type, objectUuid: query.object_uuid, limit: query.limit };
   if (!query.after) return repository.selectFeedPage(db, companyId, filters);
   const page = await repository.selectFeedPageAfter(db, companyId, query.after, filters);
-  if (!page) throw invalidField('after', 'is not an event of this feed (unknown, another company\'s, or no longer kept)');
+  if (!page) throw invalidField('after', 'is not an event of this feed (unknown, another company\'s, or no longer kept)', 'invalid_reference');
   if (page.afterCreatedAt < retentionCutoff(retentionDays)) {
     throw invalidField('after', `is older than the ${retentionDays} days events are kept; start again without after`);
   }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { errorResponses, okSchema } from '../../shared/envelope.js';
 
-const HealthResponse = okSchema(z.object({ status: z.string().meta({ example: 'ok' }) }));
+const HealthResponse = okSchema(z.object({ status: z.string().meta({ example: 'ok' }) }).meta({ id: 'HealthStatus' }));
 
 /** Liveness and readiness; no API key needed. */
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {

@@ -46,7 +46,7 @@ export async function beginIdempotent(
       throw new AppError(
         'validation_error',
         'This Idempotency-Key was already used with a different request; use a new key.',
-        [{ field: 'Idempotency-Key', message: 'was used with a different request' }],
+        [{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }],
       );
     }
     if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {

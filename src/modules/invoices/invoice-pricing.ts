@@ -46,7 +46,7 @@ export function needsAmountSource(input: PricingInput): boolean {
 }
 
 function requireWithinLimit(field: string, cents: Cents): Cents {
-  if (cents > MAX_CENTS) throw invalidField(field, 'is too large');
+  if (cents > MAX_CENTS) throw invalidField(field, 'is too large', 'out_of_range');
   return cents;
 }
 
@@ -77,10 +77,10 @@ function progressShare(input: PricingInput): number | null {
     throw invalidField('progress_percentage', 'is only accepted on a Progress invoice');
   }
   if (isProgress && percentage === null) {
-    throw invalidField('progress_percentage', 'is required on a Progress invoice (greater than 0, at most 100)');
+    throw invalidField('progress_percentage', 'is required on a Progress invoice (greater than 0, at most 100)', 'required');
   }
   if (percentage !== null && (percentage <= 0 || percentage > 100)) {
-    throw invalidField('progress_percentage', 'must be greater than 0 and at most 100');
+    throw invalidField('progress_percentage', 'must be greater than 0 and at most 100', 'out_of_range');
   }
   return percentage;
 }
@@ -115,7 +115,7 @@ export function priceInvoice(input: PricingInput, source: AmountSource = NO_AMOU
   const tax = share === null ? full.tax : percentOf(full.tax, share);
   const discount = input.discount_amount !== undefined ? toCents(input.discount_amount) : 0;
   if (discount > subtotal + tax) {
-    throw invalidField('discount_amount', `must not exceed subtotal + tax_amount (${fromCents(subtotal + tax)})`);
+    throw invalidField('discount_amount', `must not exceed subtotal + tax_amount (${fromCents(subtotal + tax)})`, 'out_of_range');
   }
   const total = requireWithinLimit('total_amount', subtotal + tax - discount);
   return { lines: full.lines, subtotal, tax, discount, total };

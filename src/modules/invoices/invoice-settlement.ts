@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import type { Changes } from '../changes/change-recorder.js';
-import { AppError } from '../../errors.js';
+import { invalidField } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents, type Cents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/jobs.repository.js';
 import { settledStatus, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
@@ -65,9 +65,7 @@ export async function settleInvoice(
       : toCents(invoice.paidAmount) + added;
   if (paid > total) {
     const balance = total - toCents(invoice.paidAmount);
-    throw new AppError('validation_error', `Invalid amount: the invoice balance is ${fromCents(balance)}; payments may not exceed the total.`, [
-      { field: 'amount', message: `would make paid_amount exceed total_amount (balance ${fromCents(balance)})` },
-    ]);
+    throw invalidField('amount', `would make paid_amount exceed total_amount (the balance is ${fromCents(balance)})`, 'out_of_range');
   }
   const balance = total - paid;
   const nextStatus = settledStatus(status, balance);

@@ -33,7 +33,7 @@ export function settledStatus(status: StoredInvoiceStatus, balance: Cents): Stor
 
 function refuse(from: InvoiceStatus, to: InvoiceStatus, why: string): AppError {
   return new AppError('invalid_status_transition', `An invoice cannot move from ${from} to ${to}: ${why}`, [
-    { field: 'status', message: why },
+    { field: 'status', code: 'invalid', message: why },
   ]);
 }
 

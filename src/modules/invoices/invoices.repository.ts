@@ -170,6 +170,7 @@ export async function findJobAmounts(db: Db, companyId: string, uuid: string) {
 
 export interface EstimateAmounts {
   uuid: string;
+  customerUuid: string;
   estimateNumber: string | null;
   status: (typeof estimates.$inferSelect)['status'];
   baseAmount: string;
@@ -183,6 +184,7 @@ export async function findEstimateAmounts(db: Db, companyId: string, uuid: strin
     db
       .select({
         uuid: estimates.uuid,
+        customerUuid: estimates.customerUuid,
         estimateNumber: estimates.estimateNumber,
         status: estimates.status,
         baseAmount: estimates.baseAmount,

@@ -5,6 +5,11 @@ import { listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { INVOICE_TYPES } from '../../db/schema/index.js';
 import { INVOICE_STATUSES } from './invoice-status.js';
 
+export const InvoiceType = z.enum(INVOICE_TYPES).meta({ id: 'InvoiceType', description: 'Full, Partial or Progress.' });
+export const InvoiceStatus = z
+  .enum(INVOICE_STATUSES)
+  .meta({ id: 'InvoiceStatus', description: 'Draft, Pending or Paid as stored; Overdue is derived on read (Pending, past due_date, balance above 0).' });
+
 export const LineItemInput = z
   .strictObject({
     description: shortText(1000).nullable().optional().describe('What was done or sold.').meta({ example: 'Replace capacitor' }),
@@ -21,8 +26,7 @@ const progressPercentage = positivePercentInput
 
 /** The amount inputs create and preview share; priced by invoice-pricing.ts. */
 const amountFields = {
-  invoice_type: z
-    .enum(INVOICE_TYPES)
+  invoice_type: InvoiceType
     .optional()
     .describe('Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.')
     .meta({ example: 'Full' }),
@@ -47,7 +51,9 @@ const amountFields = {
 export const CreateInvoiceBody = z
   .strictObject({
     job_uuid: uuidString.describe('A live job of the company; it moves to Invoiced.'),
-    customer_uuid: uuidString.describe('A live customer of the company.'),
+    customer_uuid: uuidString.describe(
+      'A live customer of the company: the customer of job_uuid, and of estimate_uuid when it is given (one customer per document; 400 invalid_reference otherwise).',
+    ),
     estimate_uuid: uuidString.nullable().optional().describe('A live estimate of the company; without line_items and subtotal its base + addons and tax are billed.'),
     location_uuid: uuidString.nullable().optional().describe('A live location of the company; its timezone decides "today".'),
     issue_date: calendarDate.optional().describe('Default today in the timezone of the location, else the primary location, else America/New_York.'),
@@ -70,8 +76,7 @@ export type CreateInvoiceBody = z.infer<typeof CreateInvoiceBody>;
 
 export const UpdateInvoiceBody = z
   .strictObject({
-    status: z
-      .enum(INVOICE_STATUSES)
+    status: InvoiceStatus
       .optional()
       .describe(
         'Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.',
@@ -86,7 +91,7 @@ export const UpdateInvoiceBody = z
     internal_notes: longText().nullable().optional().describe('Never shown to the customer.'),
   })
   .describe(
-    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 when sent).',
+    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent).',
   )
   .meta({ id: 'UpdateInvoiceBody' });
 export type UpdateInvoiceBody = z.infer<typeof UpdateInvoiceBody>;
@@ -131,7 +136,7 @@ const invoiceFields = {
   job_uuid: nullableString,
   estimate_uuid: nullableString,
   location_uuid: nullableString,
-  invoice_type: z.enum(INVOICE_TYPES),
+  invoice_type: InvoiceType,
   progress_percentage: z.number().nullable().meta({ example: null }),
   issue_date: z.string().meta({ format: 'date', example: '2026-11-22' }),
   due_date: z.string().meta({ format: 'date', example: '2026-12-22' }),
@@ -145,7 +150,7 @@ const invoiceFields = {
   notes: nullableString,
   terms: nullableString,
   internal_notes: nullableString,
-  status: z.enum(INVOICE_STATUSES).describe('Stored Draft, Pending or Paid; Overdue is derived on read.'),
+  status: InvoiceStatus,
   created_at: timestampOutput,
   updated_at: timestampOutput,
   deleted_at: timestampOutput.nullable(),

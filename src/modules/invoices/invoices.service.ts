@@ -10,6 +10,7 @@ import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { invoiceJob, lockJobForInvoice } from '../jobs/job-billing.js';
 import type { JobRow } from '../jobs/jobs.repository.js';
+import { requireOneCustomer } from '../customers/one-customer.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import {
@@ -143,6 +144,10 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     const job = await lockJobForInvoice(changes, body.job_uuid);
     if (!job) throw missingReference('job_uuid');
     const estimate = await estimateOf(tx, companyId, body.estimate_uuid);
+    requireOneCustomer('invoice', body.customer_uuid, [
+      { field: 'job_uuid', customerUuid: job.job.customerUuid },
+      estimate && { field: 'estimate_uuid', customerUuid: estimate.customerUuid },
+    ]);
     const source = amountSource(job.job, estimate);
     const pricing = priceInvoice(body, source);
     const status = settledStatus(body.status ?? 'Pending', pricing.total);

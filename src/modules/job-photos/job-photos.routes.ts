@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler } from '../../plugins/errors.js';
 import { AppError } from '../../errors.js';
 import { actorOf } from '../../auth/principal.js';
 import { SECURITY } from '../../shared/openapi.js';

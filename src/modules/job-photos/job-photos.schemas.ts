@@ -7,7 +7,9 @@ import { PHOTO_TYPES } from '../../db/schema/index.js';
 /** Multipart field names that carry files. */
 export const FILE_FIELDS = ['photos', 'photo', 'file'] as const;
 
-const photoType = z.enum(PHOTO_TYPES, { error: 'must be before, during or after' });
+const photoType = z
+  .enum(PHOTO_TYPES, { error: 'must be before, during or after' })
+  .meta({ id: 'PhotoType', description: 'When in the job the photo was taken.' });
 
 export const JobPhotosParams = z.strictObject({ job_uuid: uuidString.describe('The job id.') });
 export type JobPhotosParams = z.infer<typeof JobPhotosParams>;
@@ -77,4 +79,4 @@ export const UploadedPhoto = z
   .meta({ id: 'UploadedPhoto' });
 export type UploadedPhoto = z.infer<typeof UploadedPhoto>;
 
-export const UploadResponse = z.object({ photos: z.array(UploadedPhoto) });
+export const UploadResponse = z.object({ photos: z.array(UploadedPhoto) }).meta({ id: 'UploadedPhotos' });

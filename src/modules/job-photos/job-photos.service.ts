@@ -6,6 +6,7 @@ import { jobPhotos } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { Page } from '../../shared/list-query.js';
+import { parseOrThrow } from '../../shared/validation.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { byteCounter, peek } from '../../storage/streams.js';
 import { liveJobExists, lockJob } from '../jobs/jobs.repository.js';
@@ -146,7 +147,7 @@ class PhotoUpload {
     const extension = mimeType ? PHOTO_EXTENSIONS[mimeType] : undefined;
     if (!mimeType || !extension) {
       drain();
-      throw invalidField('photos', `must be a ${ACCEPTED_TYPES} image (decided from the file's bytes)`);
+      throw invalidField('photos', `must be a ${ACCEPTED_TYPES} image (decided from the file's bytes)`, 'invalid_format');
     }
     const uuid = uuidv7();
     const storageKey = `${this.actor.companyId}/${this.jobUuid}/${uuid}.${extension}`;
@@ -164,12 +165,12 @@ class PhotoUpload {
   }
 
   private tooLarge() {
-    return invalidField('photos', `a file is larger than the limit of ${this.maxBytes} bytes`);
+    return invalidField('photos', `has a file larger than the limit of ${this.maxBytes} bytes`, 'out_of_range');
   }
 
   /** Inserts one record per stored file, in one transaction; the job must still be live. */
   async commit(fields: UploadFields): Promise<repository.JobPhotoRow[]> {
-    if (this.stored.length === 0) throw invalidField('photos', 'at least one photo file is required');
+    if (this.stored.length === 0) throw invalidField('photos', 'is required: send at least one photo file', 'required');
     let rows: repository.JobPhotoRow[] = [];
     const record = async (changes: Changes) => {
       const { tx } = changes;
@@ -212,17 +213,14 @@ async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: PhotoLink
 
 /** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
 function acceptField(fields: Record<string, string>, part: Extract<UploadPart, { type: 'field' }>): UploadFields {
-  if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field');
-  if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long');
+  if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field', 'unknown_field');
+  if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long', 'out_of_range');
   fields[part.fieldname] = part.value;
   return parseFields(fields);
 }
 
 function parseFields(fields: Record<string, string>): UploadFields {
-  const parsed = UploadFields.safeParse(fields);
-  if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((issue) => ({ field: issue.path.join('.') || 'body', message: issue.message }));
-  throw new AppError('validation_error', `Invalid upload: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details);
+  return parseOrThrow(UploadFields, fields, 'upload');
 }
 
 /**
@@ -288,7 +286,7 @@ async function readParts(
     if (part.type === 'file') {
       track(part.stream);
       if (!(FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
-        throw invalidField(part.fieldname, 'is not an accepted field; send files as photos');
+        throw invalidField(part.fieldname, 'is not an accepted field; send files as photos', 'unknown_field');
       }
       await upload.storeFile(part.stream, part.filename);
     } else {

@@ -30,7 +30,7 @@ const KindSettingsBody = z
       .describe('One-time override used by the next document only; null clears it. 400 when that number was already used.')
       .meta({ example: 1001 }),
   })
-  .meta({ id: 'NumberingKindUpdate' });
+  .meta({ id: 'NumberingKindUpdateBody' });
 
 export const UpdateNumberingBody = z
   .strictObject({ invoice: KindSettingsBody.optional(), estimate: KindSettingsBody.optional() })
@@ -49,4 +49,4 @@ const KindSettings = z
   .meta({ id: 'NumberingSettings' });
 export type KindSettings = z.infer<typeof KindSettings>;
 
-export const NumberingResponse = okSchema(z.object({ invoice: KindSettings, estimate: KindSettings }));
+export const NumberingResponse = okSchema(z.object({ invoice: KindSettings, estimate: KindSettings }).meta({ id: 'Numbering' }));

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { AppError } from '../../errors.js';
+import { invalidField } from '../../errors.js';
 import * as repository from './numbering.repository.js';
 import type { NumberKind } from './numbering.repository.js';
 import type { KindSettings, KindSettingsBody, UpdateNumberingBody } from './numbering.schemas.js';
@@ -55,9 +55,7 @@ async function applyKind(tx: Db, companyId: string, kind: 'invoice' | 'estimate'
   if (body.override_next_number !== undefined) {
     const override = body.override_next_number;
     if (override !== null && (await repository.numberUsed(tx, companyId, kind, override))) {
-      throw new AppError('validation_error', `Invalid ${kind}.override_next_number: ${override} was already used.`, [
-        { field: `${kind}.override_next_number`, message: 'that number was already used' },
-      ]);
+      throw invalidField(`${kind}.override_next_number`, 'is a number already used; numbers are never reused');
     }
     values.overrideNextNumber = override;
   }

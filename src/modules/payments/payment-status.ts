@@ -13,7 +13,7 @@ export function checkPaymentTransition(from: PaymentStatus, to: PaymentStatus): 
   if (from === to || ALLOWED_MOVES[from].includes(to)) return;
   const allowed = ALLOWED_MOVES[from].join(' or ') || 'nothing';
   throw new AppError('invalid_status_transition', `A payment cannot move from ${from} to ${to}; ${from} may move to ${allowed}.`, [
-    { field: 'status', message: `${from} -> ${to} is not allowed` },
+    { field: 'status', code: 'invalid', message: `cannot move from ${from} to ${to}` },
   ]);
 }
 

@@ -2,15 +2,20 @@ import { z } from 'zod';
 import { CustomerEmbed } from '../customers/customers.schemas.js';
 import { calendarDate, jsonObject, longText, moneyInput, positiveMoneyInput, nullableString, shortText, timestampInput, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
-import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
+import { InvoiceStatus } from '../invoices/invoices.schemas.js';
 import { PAYMENT_STATUSES, PAYMENT_TYPES } from '../../db/schema/index.js';
+
+export const PaymentType = z.enum(PAYMENT_TYPES).meta({ id: 'PaymentType', description: 'How the customer paid.' });
+export const PaymentStatusSchema = z
+  .enum(PAYMENT_STATUSES)
+  .meta({ id: 'PaymentStatus', description: 'Only Completed payments count toward the invoice\'s paid_amount.' });
 
 const positiveAmount = positiveMoneyInput
   .describe('Greater than 0, at most 2 decimals. Completed payments may not make paid_amount exceed the invoice total.')
   .meta({ example: 30 });
 
 const detailFields = {
-  payment_type: z.enum(PAYMENT_TYPES).describe('credit_card, ach, check, cash or other.').meta({ example: 'check' }),
+  payment_type: PaymentType.meta({ example: 'check' }),
   payment_method: shortText(100).nullable().optional().describe('Free text, e.g. a card brand or bank_transfer.').meta({ example: 'visa' }),
   amount: positiveAmount,
   processing_fee: moneyInput
@@ -46,9 +51,7 @@ export type CreatePaymentBody = z.infer<typeof CreatePaymentBody>;
 export const UpdatePaymentBody = z
   .strictObject({
     ...detailFields,
-    status: z
-      .enum(PAYMENT_STATUSES)
-      .optional()
+    status: PaymentStatusSchema.optional()
       .describe(
         'Moves: Pending -> Completed (re-checks the balance; sets processed_at = now unless sent) | Failed; Completed -> Refunded (stops counting; a Paid invoice reopens). The current status is a no-op; any other move: 400 invalid_status_transition.',
       )
@@ -63,8 +66,8 @@ export const ListPaymentsQuery = z.strictObject({
   ...listQueryShape,
   invoice_uuid: uuidString.optional().describe('Only this invoice\'s payments.'),
   customer_uuid: uuidString.optional().describe('Only this customer\'s payments.'),
-  payment_type: z.enum(PAYMENT_TYPES).optional().describe('credit_card, ach, check, cash or other.'),
-  status: z.enum(PAYMENT_STATUSES).optional().describe('Pending, Completed, Failed or Refunded.'),
+  payment_type: PaymentType.optional().describe('Only payments of this type.'),
+  status: PaymentStatusSchema.optional().describe('Only payments in this status.'),
 });
 export type ListPaymentsQuery = z.infer<typeof ListPaymentsQuery>;
 
@@ -73,7 +76,7 @@ const paymentFields = {
   payment_number: nullableString.meta({ example: 'PAY-0001' }),
   invoice_uuid: z.string(),
   customer_uuid: z.string(),
-  payment_type: z.enum(PAYMENT_TYPES),
+  payment_type: PaymentType,
   payment_method: nullableString,
   amount: moneyOutput(30),
   processing_fee: moneyOutput(0.87),
@@ -84,7 +87,7 @@ const paymentFields = {
   authorization_code: nullableString,
   payment_details: z.record(z.string(), z.unknown()).nullable(),
   notes: nullableString,
-  status: z.enum(PAYMENT_STATUSES),
+  status: PaymentStatusSchema,
   processed_at: timestampOutput.nullable(),
   created_by_user_id: z.string(),
   created_at: timestampOutput,
@@ -105,7 +108,7 @@ export const PaymentResponse = z
       invoice_number: nullableString,
       total_amount: moneyOutput(100),
       balance_amount: moneyOutput(70),
-      status: z.enum(INVOICE_STATUSES),
+      status: InvoiceStatus,
     }),
     customer: CustomerEmbed,
   })

@@ -25,17 +25,17 @@ const MONEY_FIELDS = ['amount', 'processing_fee'] as const;
 
 /** net_amount = amount - processing_fee; the fee may not exceed the amount. */
 function netAmount(amount: Cents, fee: Cents): Cents {
-  if (fee > amount) throw invalidField('processing_fee', 'must not exceed amount');
+  if (fee > amount) throw invalidField('processing_fee', 'must not exceed amount', 'out_of_range');
   return amount - fee;
 }
 
 /** Money may move only on a live, issued invoice. */
 function requireIssued(invoice: LockedInvoice, field: string): void {
   if (invoice.deletedAt !== null) {
-    throw invalidField(field, 'the invoice is deleted; its payments can no longer change its balance');
+    throw invalidField(field, 'refers to a deleted invoice; its payments can no longer change its balance', 'invalid_reference');
   }
   if (invoice.status === 'Draft') {
-    throw invalidField(field, 'the invoice is a Draft; issue it (status Pending) before taking payments');
+    throw invalidField(field, 'refers to a Draft invoice; issue it (status Pending) before taking payments');
   }
 }
 

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { longText, moneyInput, percentInput, queryBoolean, requiredText, timestampOutput } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
-import { PRICING_TYPES } from '../../db/schema/index.js';
+import { PRICING_TYPES, TIERS } from '../../db/schema/index.js';
+
+export const PricingType = z
+  .enum(PRICING_TYPES)
+  .meta({ id: 'PricingType', description: 'flat: one base_price. tiered: a good, better and best price to choose from.' });
+export const TierName = z.enum(TIERS).meta({ id: 'Tier', description: 'A tier of a tiered template.' });
 
 const MAX_ADDONS = 100;
 
@@ -18,7 +23,7 @@ export const AddonInput = z.strictObject({
   id: z
     .string()
     .trim()
-    .min(1, 'is required')
+    .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
     .describe('Identifier of the add-on, unique within the template; estimates select add-ons by it.')
     .meta({ example: 'filter' }),
@@ -44,9 +49,7 @@ const AddonsInput = z
 const fields = {
   name: requiredText().describe('Template name; copied to estimates created from it.').meta({ example: 'AC tune-up' }),
   description: longText().nullable().optional().describe('What the service covers.').meta({ example: 'Seasonal inspection and cleaning.' }),
-  pricing_type: z
-    .enum(PRICING_TYPES)
-    .describe('flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.'),
+  pricing_type: PricingType.describe('flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier.'),
   base_price: moneyInput.nullable().optional().describe('Unit price of a flat template; required when pricing_type is flat.').meta({ example: 129.99 }),
   tiers: TiersInput.nullable().optional(),
   addons: AddonsInput.optional(),
@@ -66,7 +69,7 @@ export type UpdateTemplateBody = z.infer<typeof UpdateTemplateBody>;
 
 export const ListTemplatesQuery = z.strictObject({
   ...listQueryShape,
-  pricing_type: z.enum(PRICING_TYPES).optional().describe('Only templates of this pricing type.'),
+  pricing_type: PricingType.optional().describe('Only templates of this pricing type.'),
   is_active: queryBoolean.optional().describe('Only active (true) or inactive (false) templates.'),
 });
 export type ListTemplatesQuery = z.infer<typeof ListTemplatesQuery>;
@@ -76,7 +79,7 @@ export const TemplateResponse = z
     uuid: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    pricing_type: z.enum(PRICING_TYPES),
+    pricing_type: PricingType,
     base_price: z.number().nullable().meta({ example: 129.99 }),
     tiers: z.object({ good: z.number(), better: z.number(), best: z.number() }).nullable(),
     addons: z.array(z.object({ id: z.string(), name: z.string(), price: z.number() })),

@@ -62,10 +62,10 @@ function toColumns(body: UpdateTemplateBody): Partial<repository.TemplateInsert>
 /** The pricing fields of the template as it will be stored must fit its pricing type. */
 function checkPricingFields(template: Pick<repository.TemplateInsert, 'pricingType' | 'basePrice' | 'tiers'>) {
   if (template.pricingType === 'flat' && (template.basePrice === null || template.basePrice === undefined)) {
-    throw invalidField('base_price', 'is required when pricing_type is flat');
+    throw invalidField('base_price', 'is required when pricing_type is flat', 'required');
   }
   if (template.pricingType === 'tiered' && (template.tiers === null || template.tiers === undefined)) {
-    throw invalidField('tiers', 'good, better and best are required when pricing_type is tiered');
+    throw invalidField('tiers', 'is required when pricing_type is tiered (good, better and best)', 'required');
   }
 }
 

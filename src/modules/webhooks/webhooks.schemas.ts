@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timestampOutput, nullableString, uuidString } from '../../shared/formats.js';
 import { listQueryShape } from '../../shared/list-query.js';
+import { detail } from '../../shared/validation.js';
 import { DELIVERY_STATUSES, EVENT_TYPES } from '../../db/schema/index.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -12,12 +13,21 @@ const webhookUrl = z
     if (!URL.canParse(value)) return false;
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  }, 'must be an absolute http or https URL')
+  }, { message: 'must be an absolute http or https URL', params: detail('invalid_format') })
   .describe('Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.')
   .meta({ example: 'https://hooks.example.com/crm' });
 
+export const DeliveryStatus = z
+  .enum(DELIVERY_STATUSES, { error: 'must be pending, succeeded or failed' })
+  .meta({ id: 'WebhookDeliveryStatus', description: 'pending until an attempt succeeds (succeeded) or the last one fails (failed).' });
+
+/** What an endpoint subscribes to: an event type, or "*" for all. */
+const EventTypeFilter = z
+  .enum(['*', ...EVENT_TYPES] as [string, ...string[]], { error: `must be an event type (${EVENT_TYPES.join(', ')}) or "*"` })
+  .meta({ id: 'WebhookEventType', description: 'An event type (<object>.created, .updated or .deleted), or "*" for every type.' });
+
 const eventTypes = z
-  .array(z.enum(['*', ...EVENT_TYPES] as [string, ...string[]], { error: `must be an event type (${EVENT_TYPES.join(', ')}) or "*"` }))
+  .array(EventTypeFilter)
   .min(1, 'must list at least one event type')
   .max(100, 'must list at most 100 event types')
   .transform((types) => [...new Set(types)])
@@ -70,7 +80,7 @@ export const DeliveryResponse = z
     uuid: z.string().meta({ format: 'uuid' }),
     event_uuid: z.string().meta({ format: 'uuid' }),
     event_type: z.string().meta({ example: 'invoice.updated' }),
-    status: z.enum(DELIVERY_STATUSES),
+    status: DeliveryStatus,
     attempts: z.number().int().describe('Attempts started so far.'),
     last_attempt_at: timestampOutput.nullable(),
     next_attempt_at: timestampOutput.nullable().describe('When the next attempt is due; null once the delivery is done.'),
@@ -88,7 +98,7 @@ export type DeliveryResponse = z.infer<typeof DeliveryResponse>;
 export const ListDeliveriesQuery = z.strictObject({
   ...listQueryShape,
   include_deleted: listQueryShape.include_deleted.describe("Also list a soft-deleted endpoint's deliveries."),
-  status: z.enum(DELIVERY_STATUSES, { error: 'must be pending, succeeded or failed' }).optional().describe('pending, succeeded or failed.'),
+  status: DeliveryStatus.optional().describe('Only deliveries in this status.'),
 });
 export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
 
