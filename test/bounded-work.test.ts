@@ -182,7 +182,7 @@ describe('PDFs render off the event loop', () => {
     await ctx.database.db.update(companies).set({ name: 'Renamed Plumbing Co' }).where(eq(companies.uuid, company.companyId));
     const renamed = await pdf();
     expect(completed()).toBe(rendersBefore + 1);
-    expect(pdfText(renamed)).toContain('Renamed Plumbing Co');
+    expect(await pdfText(renamed)).toContain('Renamed Plumbing Co');
     // And so is a change of the record.
     const updated = await call(cached, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key: company.key, body: { notes: 'Paid by check 1234' } });
     expect(updated.status).toBe(200);

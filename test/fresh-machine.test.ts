@@ -59,8 +59,12 @@ describe('tests on a fresh machine', () => {
   });
 
   it('guard each test that needs a browser, HAProxy and PgBouncer, or Redis', () => {
-    for (const file of ['docs-page.test.ts', 'documents-browser.test.ts', 'cluster.test.ts', 'scale-out.test.ts']) {
+    for (const file of ['docs-page.test.ts', 'documents-browser.test.ts', 'scale-out.test.ts', 'helpers/test-cluster.ts']) {
       expect(readFileSync(path.join(TEST_DIR, file), 'utf8'), file).toMatch(/runsWith\(/);
+    }
+    // The cluster tests take their guard from the cluster helper.
+    for (const file of ['cluster.test.ts', 'exactly-once-faults.test.ts']) {
+      expect(readFileSync(path.join(TEST_DIR, file), 'utf8'), file).toMatch(/clusterRunnable/);
     }
   });
 });

@@ -406,7 +406,8 @@ describe('webhook delivery on the embedded PGlite database', () => {
       await app.close();
       await database.close();
     }
-  });
+    // An embedded database of its own: creating and migrating it takes most of this time on a loaded machine.
+  }, 60_000);
 });
 
 describe('the endpoint secret in logs', () => {
