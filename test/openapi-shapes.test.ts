@@ -121,4 +121,19 @@ describe('the OpenAPI document for generators', () => {
     expect(document.servers[0].url).toBe('http://localhost:3000');
     expect(document.servers.map((server: Json) => server.url)).toContain('/');
   });
+
+  it('declares the share pages\' own HTML answers as HTML, as they are sent', async () => {
+    for (const kind of ['estimates', 'invoices']) {
+      const page = document.paths[`/share/${kind}/{token}`].get.responses;
+      for (const status of ['200', '404', '429']) expect(Object.keys(page[status].content), `${kind} ${status}`).toEqual(['text/html']);
+      const answered = await ctx.app.inject({ method: 'GET', url: `/share/${kind}/not-a-token` });
+      expect(answered.statusCode).toBe(404);
+      expect(answered.headers['content-type']).toContain('text/html');
+      // The PDF answers its errors in the envelope.
+      expect(Object.keys(document.paths[`/share/${kind}/{token}/pdf`].get.responses['404'].content)).toEqual(['application/json']);
+    }
+    // Accept and decline answer JSON to JSON and a page to a form.
+    const accept = document.paths['/share/estimates/{token}/accept'].post.responses['404'];
+    expect(Object.keys(accept.content).sort()).toEqual(['application/json', 'text/html']);
+  });
 });

@@ -1010,9 +1010,8 @@ export interface components {
             /**
              * @description good, better or best: required for a tiered template; absent or null for a flat one.
              * @example better
-             * @enum {string|null}
              */
-            selected_tier?: "good" | "better" | "best" | null;
+            selected_tier?: components["schemas"]["Tier"] | null;
             /**
              * @description Ids of the template add-ons the customer wants, each at most once; absent means none (an unchecked form). Unknown or repeated ids are 400.
              * @example [
@@ -1708,14 +1707,12 @@ export interface components {
         CustomerEstimateView: {
             /** @example EST-0001 */
             estimate_number: string | null;
-            /** @enum {string} */
-            status: "Pending" | "Accepted" | "Declined" | "Expired";
+            status: components["schemas"]["EstimateStatus"];
             company: components["schemas"]["SharedCompany"];
             customer: components["schemas"]["SharedCustomer"];
             /** @example Water heater install */
             template_name: string;
-            /** @enum {string} */
-            pricing_type: "flat" | "tiered";
+            pricing_type: components["schemas"]["PricingType"];
             service_description: string | null;
             customer_notes: string | null;
             /** @description The tier prices to choose from (tiered templates), null for flat. */
@@ -1736,8 +1733,7 @@ export interface components {
             }[];
             /** @example 1 */
             quantity: number;
-            /** @enum {string|null} */
-            selected_tier: "good" | "better" | "best" | null;
+            selected_tier: components["schemas"]["Tier"] | null;
             selected_addons: string[] | null;
             adjustments: {
                 [key: string]: number;
@@ -4331,31 +4327,31 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description The link is not available. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. The page says so in a few words. */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
-            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            /** @description The page of a large document could not be built now: every renderer is busy (Retry-After says when to come back). */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
         };
@@ -4431,31 +4427,31 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description The link is not available. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. The page says so in a few words. */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
-            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            /** @description The page of a large document could not be built now: every renderer is busy (Retry-After says when to come back). */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
         };
@@ -4552,13 +4548,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description A malformed, tampered or expired link, or a deleted record: `not_found` in the envelope to a JSON request, an HTML page to a form. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
             /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
@@ -4614,13 +4611,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description A malformed, tampered or expired link, or a deleted record: `not_found` in the envelope to a JSON request, an HTML page to a form. */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
             /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */

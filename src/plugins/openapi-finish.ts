@@ -442,7 +442,9 @@ export function finishOpenApiDocument<T>(input: T): T {
       const responses = (operation.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
         const error = ERROR_RESPONSES[status];
-        if (error) {
+        // A keyless page declares its own HTML answers (the share pages); those are kept as declared.
+        const html = Boolean((response.content as Json | undefined)?.['text/html']);
+        if (error && !html) {
           // Outside /api/v1 (the health probes) there is no key, so no usage or rate-limit headers.
           if (api) usedResponses.add(error);
           responses[status] = api ? { $ref: `#/components/responses/${error.name}` } : errorComponent(error, false);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { emailAddress, longText, nullableString, requiredText, timestampOutput, uuidString, moneyOutput } from '../../shared/formats.js';
-import { ESTIMATE_STATUSES, TIERS } from '../../db/schema/index.js';
-import { AddonSelection } from '../estimates/estimates.schemas.js';
-import { INVOICE_STATUSES } from '../invoices/invoice-status.js';
+import { AddonSelection, EstimateStatus } from '../estimates/estimates.schemas.js';
+import { InvoiceStatus } from '../invoices/invoices.schemas.js';
+import { PricingType, TierName } from '../templates/templates.schemas.js';
 
 export const ShareLink = z
   .object({
@@ -45,9 +45,7 @@ export const ShareTokenParams = z.strictObject({
 
 export const AcceptEstimateBody = z
   .strictObject({
-    selected_tier: z
-      .enum(TIERS)
-      .nullable()
+    selected_tier: TierName.nullable()
       .optional()
       .describe('good, better or best: required for a tiered template; absent or null for a flat one.')
       .meta({ example: 'better' }),
@@ -86,11 +84,11 @@ const CustomerBlock = z
 export const CustomerEstimateView = z
   .object({
     estimate_number: nullableString.meta({ example: 'EST-0001' }),
-    status: z.enum(ESTIMATE_STATUSES),
+    status: EstimateStatus,
     company: CompanyBlock,
     customer: CustomerBlock,
     template_name: z.string().meta({ example: 'Water heater install' }),
-    pricing_type: z.enum(['flat', 'tiered']),
+    pricing_type: PricingType,
     service_description: nullableString,
     customer_notes: nullableString,
     tiers: z
@@ -99,7 +97,7 @@ export const CustomerEstimateView = z
       .describe('The tier prices to choose from (tiered templates), null for flat.'),
     addons: z.array(z.object({ id: z.string(), name: z.string(), price: moneyOutput(75) })).describe('The add-ons to choose from.'),
     quantity: z.number().meta({ example: 1 }),
-    selected_tier: z.enum(TIERS).nullable(),
+    selected_tier: TierName.nullable(),
     selected_addons: z.array(z.string()).nullable(),
     adjustments: z.record(z.string(), z.number()).nullable(),
     base_amount: moneyOutput(1500),
@@ -121,7 +119,7 @@ export type CustomerEstimateView = z.infer<typeof CustomerEstimateView>;
 export const CustomerInvoiceView = z
   .object({
     invoice_number: nullableString.meta({ example: 'INV-0001' }),
-    status: z.enum(INVOICE_STATUSES),
+    status: InvoiceStatus,
     company: CompanyBlock,
     customer: CustomerBlock,
     issue_date: z.string().meta({ example: '2026-11-22' }),

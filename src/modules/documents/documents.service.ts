@@ -150,7 +150,7 @@ export async function sendDocument(
   const record = { companyId: actor.companyId, uuid };
   const document = await loadDocument(db, kind, record);
   const to = body.to ?? document.customerEmail;
-  if (!to) throw invalidField('to', "is required: the customer has no email address");
+  if (!to) throw invalidField('to', "is required: the customer has no email address", 'required');
   if (!config.SMTP_URL) throw new AppError('service_unavailable', 'Email is not configured on this server (SMTP_URL).');
 
   const link = makeShareLink(links, kind, record);

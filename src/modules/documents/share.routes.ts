@@ -28,6 +28,12 @@ const NOT_FOUND = {
   content: { 'application/json': { schema: ErrorSchema } },
 };
 
+/** The 404 of a route that answers JSON or, to an HTML form, a page. */
+const NOT_FOUND_JSON_OR_PAGE = {
+  description: 'A malformed, tampered or expired link, or a deleted record: `not_found` in the envelope to a JSON request, an HTML page to a form.',
+  content: { 'application/json': { schema: ErrorSchema }, 'text/html': { schema: z.string() } },
+};
+
 const RATE_LIMITED =
   'Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served ' +
   'without a key (`rate_limited`); retry after the seconds in Retry-After.';
@@ -222,7 +228,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
         '`invalid_status_transition` (the estimate is not Pending: already answered or expired). A form gets the page again ' +
         'with the error (text/html), or 303 to the page when the estimate was already answered.',
     ),
-    404: NOT_FOUND,
+    404: NOT_FOUND_JSON_OR_PAGE,
     429: { ...RateLimitedJson, description: `${RATE_LIMITED} A form gets a short HTML page instead.` },
   });
 
