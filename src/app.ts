@@ -6,6 +6,7 @@ import type { Database } from './db/client.js';
 // Before the other schemas, so the OpenAPI components keep their order (the document lists them as first loaded).
 import './modules/webhooks/webhooks.schemas.js';
 import { UsageMeter } from './modules/auth/usage-meter.js';
+import { LastUsedRecorder } from './modules/auth/last-used.js';
 import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler, validatorCompiler } from './plugins/errors.js';
 import { databasePlugin } from './plugins/database.js';
@@ -45,7 +46,7 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyInstance {
     deps: Required<Pick<AppDeps, 'config' | 'database'>> &
-      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter };
+      Pick<AppDeps, 'resolveHost'> & { storage: Storage; usage: UsageMeter; lastUsed: LastUsedRecorder };
   }
 }
 
@@ -98,6 +99,7 @@ export async function buildApp(deps: AppDeps) {
     (error) => app.log.warn({ err: error }, 'usage flush failed'),
     config.USAGE_IDLE_EVICT_MS,
   );
+  const lastUsed = new LastUsedRecorder(database.db, undefined, (error) => app.log.warn({ err: error }, 'writing when API keys were last used failed'));
 
   /*
    * Background work registers here, each as a plugin of src/plugins/ that owns its start and stop: after the
@@ -106,7 +108,7 @@ export async function buildApp(deps: AppDeps) {
    *   1. preClose: the webhook delivery worker stops claiming and lets its attempts in flight finish;
    *   2. the server stops accepting connections and in-flight requests finish (fastify, before any onClose);
    *   3. onClose hooks run in REVERSE order of registration: event retention, the idempotency purge and the
-   *      usage meter stop with their last writes (the meter's final flush);
+   *      usage meter stop with their last writes (the meter's final flush, and when keys were last used);
    *   4. the database plugin, registered first, closes the pool last.
    */
   await app.register(databasePlugin, { database, owns: deps.ownsDatabase ?? false });
@@ -116,9 +118,10 @@ export async function buildApp(deps: AppDeps) {
     database,
     storage: deps.storage ?? (await createStorage(config)),
     usage,
+    lastUsed,
     resolveHost: deps.resolveHost,
   });
-  await app.register(usagePlugin, { meter: usage });
+  await app.register(usagePlugin, { meter: usage, lastUsed });
   await app.register(idempotencyPurgePlugin, { db: database.db, intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
   await app.register(deliveryWorkerPlugin);

@@ -6,6 +6,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   addon_required: 403,
   ip_restricted: 403,
+  insufficient_scope: 403,
   usage_limit_exceeded: 403,
   not_found: 404,
   method_not_allowed: 405,

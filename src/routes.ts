@@ -20,12 +20,14 @@ import { numberingRoutes } from './modules/numbering/numbering.routes.js';
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
 import { eventRoutes } from './modules/events/events.routes.js';
+import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
+import { sandboxRoutes } from './modules/companies/sandbox.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
 /** Everything under /api/v1: authenticated, rate limited, then the resource routes. */
 export const apiRoutes: FastifyPluginAsync = async (app) => {
-  const { config, database, usage } = app.deps;
+  const { config, database, usage, lastUsed } = app.deps;
   // Unknown query parameters are 400 on every route, also on those that take none.
   app.addHook('onRoute', (route) => {
     if (route.schema && !route.schema.querystring && !route.schema.hide) {
@@ -35,6 +37,7 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(authPlugin, {
     db: database.db,
     usage,
+    lastUsed,
     cacheTtlMs: config.AUTH_CACHE_TTL_MS,
     unauthenticatedPerMinute: config.UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE,
   });
@@ -72,4 +75,6 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(webhookRoutes);
   await app.register(documentRoutes);
   await app.register(eventRoutes);
+  await app.register(apiKeyRoutes);
+  await app.register(sandboxRoutes);
 };

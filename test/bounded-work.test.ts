@@ -186,7 +186,7 @@ describe('PDFs render off the event loop', () => {
     // And so is a change of the record.
     const updated = await call(cached, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key: company.key, body: { notes: 'Paid by check 1234' } });
     expect(updated.status).toBe(200);
-    expect(pdfText(await pdf())).toContain('Paid by check 1234');
+    expect(await pdfText(await pdf())).toContain('Paid by check 1234');
   });
 });
 

@@ -162,8 +162,9 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
     const a = await makeCompany(ctx.database, { name: 'Listed A' });
     const b = await makeCompany(ctx.database, { name: 'Listed B' });
     const restricted = output(await admin(['create-api-key', '--company', a.companyId, '--allowed-ips', '10.0.0.0/8']));
-    // The owner's key is used once, so it gets a last_used_at; the new key is unused.
+    // The owner's key is used once, so it gets a last_used_at (written at the instance's next flush); the new key is unused.
     expect((await me(a.key)).status).toBe(200);
+    await ctx.app.deps.lastUsed.flush();
 
     const listed = output(await admin(['list-companies'], { viaNpm: true }));
     const companies = listed.companies as Array<Record<string, unknown>>;
@@ -181,7 +182,11 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
     expect(a.key.startsWith(list[1].key_prefix as string)).toBe(true);
     expect(list[1]).toMatchObject({ user_id: a.userId, allowed_ips: [], revoked_at: null });
     expect(list[1].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
-    expect(Object.keys(list[0]).sort()).toEqual(['allowed_ips', 'created_at', 'key_prefix', 'last_used_at', 'revoked_at', 'user_id', 'user_name']);
+    expect(list[0]).toMatchObject({ name: null, mode: 'live', scopes: ['*'], expires_at: null });
+    expect(list[0].uuid).toMatch(UUID);
+    expect(Object.keys(list[0]).sort()).toEqual([
+      'allowed_ips', 'created_at', 'expires_at', 'key_prefix', 'last_used_at', 'mode', 'name', 'revoked_at', 'scopes', 'user_id', 'user_name', 'uuid',
+    ]);
     const text = JSON.stringify(keys);
     expect(text).not.toContain(a.key);
     expect(text).not.toContain(restricted.api_key as string);
@@ -190,6 +195,46 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
 
     expectFailure(await admin(['list-api-keys']), /--company/);
     expectFailure(await admin(['list-api-keys', '--company', '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70']), /company/i);
+  });
+
+  it('create-api-key --test issues a test key for the sandbox; list-api-keys shows mode and scopes; sandboxes stay out of the company commands', async () => {
+    const live = await makeCompany(ctx.database, { name: 'Sandboxed Co' });
+    const test = output(await admin(['create-api-key', '--company', live.companyId, '--test']));
+    expect(test.api_key).toMatch(/^fsc_test_[A-Za-z0-9_-]{43}$/);
+    expect(test.key_prefix).toBe((test.api_key as string).slice(0, 17));
+    const testKey = test.api_key as string;
+
+    // The test key works on the sandbox: another company record (same settings), the same users.
+    const sandbox = await me(testKey);
+    expect(sandbox.status).toBe(200);
+    expect(sandbox.body.data.uuid).not.toBe(live.companyId);
+    expect(sandbox.body.data.name).toBe('Sandboxed Co');
+    const sandboxId = sandbox.body.data.uuid as string;
+    const user = output(await admin(['create-user', '--company', live.companyId, '--first-name', 'Tess', '--last-name', 'Mode']));
+    const users = await call(ctx.app, 'GET', '/api/v1/users', { key: testKey });
+    expect(users.body.data.users.map((row: { id: string }) => row.id).sort()).toEqual([live.userId, user.user_id].sort());
+
+    const keys = output(await admin(['list-api-keys', '--company', live.companyId]));
+    const [newest, owner] = keys.api_keys as Array<Record<string, unknown>>;
+    expect(newest).toMatchObject({ key_prefix: test.key_prefix, mode: 'test', scopes: ['*'], user_id: live.userId });
+    expect(owner).toMatchObject({ mode: 'live', scopes: ['*'] });
+
+    // A sandbox is no company of its own for the CLI.
+    const companies = output(await admin(['list-companies'])).companies as Array<{ company_uuid: string }>;
+    expect(companies.some((company) => company.company_uuid === live.companyId)).toBe(true);
+    expect(companies.some((company) => company.company_uuid === sandboxId)).toBe(false);
+    expectFailure(await admin(['create-api-key', '--company', sandboxId]), /No company/);
+    expectFailure(await admin(['set-company', '--company', sandboxId, '--addons', '']), /No company/);
+
+    // The sandbox follows the live company's add-ons.
+    output(await admin(['set-company', '--company', live.companyId, '--addons', '']));
+    const refused = await call(ctx.app, 'GET', '/api/v1/numbering', { key: testKey });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('addon_required');
+
+    expect(output(await admin(['revoke-api-key', '--key-prefix', test.key_prefix as string]))).toStrictEqual({ revoked: true });
+    expect((await me(testKey)).status).toBe(401);
+    expect((await me(live.key)).status).toBe(200);
   });
 
   it('--help prints the usage, per command too, on stdout; --version the version; no command is a usage error', async () => {

@@ -56,7 +56,10 @@ async function prepare() {
         if (!id) throw new Error(`No fixture for ${path}: add one to seedAll in test/helpers/seed-all.ts`);
         return `${collection}/${id}`;
       });
-  return { key: company.key, urlOf };
+  // Emptying the sandbox takes a test key (DECISIONS §12); every other route takes the live key.
+  const test = await call(app, 'POST', '/api/v1/api_keys', { key: company.key, body: { mode: 'test', scopes: ['*'] } });
+  const keyFor = (path: string) => (path === '/api/v1/sandbox' ? (test.body.data.api_key as string) : company.key);
+  return { keyFor, urlOf };
 }
 
 /** The three ways to send no body: none at all, an empty JSON body, a JSON body of whitespace. */
@@ -87,8 +90,8 @@ describe('an empty JSON body is no body, on every route whose body is optional o
     it(`${method} ${path}: the same answer with no body, an empty one and a blank one`, async () => {
       const answers = [];
       for (const [index, variant] of VARIANTS.entries()) {
-        const { key, urlOf } = companies[index];
-        const response = await call(app, method, urlOf(path), { key: path.startsWith('/api/') ? key : undefined, ...variant.send });
+        const { keyFor, urlOf } = companies[index];
+        const response = await call(app, method, urlOf(path), { key: path.startsWith('/api/') ? keyFor(path) : undefined, ...variant.send });
         answers.push({ variant: variant.name, status: response.status, code: response.body?.error?.code });
         expect(response.status, `${variant.name}: ${JSON.stringify(response.body)}`).toBe(200);
       }
@@ -97,7 +100,7 @@ describe('an empty JSON body is no body, on every route whose body is optional o
   }
 
   it('still answers 400 "body is required" where a body is required', async () => {
-    const { key } = companies[0];
+    const key = companies[0].keyFor('/api/v1/customers');
     for (const rawBody of ['', '   ']) {
       const response = await call(app, 'POST', '/api/v1/customers', { key, rawBody });
       expect(response.status).toBe(400);

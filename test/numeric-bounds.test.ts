@@ -128,6 +128,10 @@ const PREPARE: Record<string, Prepare> = {
     return { url: `/api/v1/payments/${payment.uuid}`, body: { amount: MAX } };
   },
   'PUT /api/v1/numbering': async () => ({ url: '/api/v1/numbering', body: {}, key: numberingCompany.key }),
+  'POST /api/v1/api_keys/{uuid}/roll': async () => {
+    const made = await createVia(ctx.app, key, '/api_keys', { scopes: ['jobs:read'] });
+    return { url: `/api/v1/api_keys/${made.uuid}/roll`, body: {} };
+  },
 };
 
 function prepareFor(method: string, path: string): Prepare | undefined {

@@ -187,6 +187,10 @@ const seededEvent = (
   }
 ).rows[0].uuid;
 
+/** A test key (the company's sandbox) and a key that may only read invoices. */
+const testKey = (await createVia(ctx.app, key, '/api_keys', { mode: 'test', scopes: ['*'] })).api_key as string;
+const invoiceReader = (await createVia(ctx.app, key, '/api_keys', { scopes: ['invoices:read'] })).api_key as string;
+
 /** Ids made by the sample calls themselves, for the calls after them. */
 const made: Record<string, string> = {};
 const missing = randomUUID();
@@ -516,6 +520,26 @@ const samples: Sample[] = [
     status: 404,
     params: () => ({ uuid: hookEndpoint.uuid, delivery_uuid: missing }),
   },
+  // API keys, scopes and the sandbox
+  { method: 'GET', path: '/api/v1/api_keys', status: 200, query: 'include_deleted=true&page=1&limit=10' },
+  {
+    method: 'POST',
+    path: '/api/v1/api_keys',
+    status: 200,
+    body: { name: 'Books', scopes: ['invoices:read', 'payments:write'], allowed_ips: ['203.0.113.0/24'], expires_at: '2031-01-01T00:00:00Z' },
+    save: 'apiKey',
+  },
+  { method: 'POST', path: '/api/v1/api_keys', status: 400, body: { scopes: [] } },
+  { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey) },
+  { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 404, params: uuid(() => missing) },
+  { method: 'PATCH', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey), body: { name: null, expires_at: null } },
+  { method: 'POST', path: '/api/v1/api_keys/{uuid}/roll', status: 200, params: uuid(() => made.apiKey), body: { grace_seconds: 3600 } },
+  { method: 'DELETE', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey) },
+  { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey), query: 'include_deleted=true' },
+  { method: 'GET', path: '/api/v1/customers', status: 403, key: invoiceReader },
+  { method: 'DELETE', path: '/api/v1/sandbox', status: 200, key: testKey },
+  { method: 'DELETE', path: '/api/v1/sandbox', status: 400 },
+
   // Documents: PDFs, share links, email and the customer pages
   { method: 'GET', path: '/api/v1/invoices/{uuid}/pdf', status: 200, params: uuid(() => seed.invoiceUuid), contentType: 'application/pdf' },
   { method: 'GET', path: '/api/v1/estimates/{uuid}/pdf', status: 200, params: uuid(() => richEstimate.uuid), contentType: 'application/pdf' },

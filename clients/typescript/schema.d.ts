@@ -174,6 +174,8 @@ export interface paths {
         /**
          * The company of the API key
          * @description The company of the API key.
+         *
+         *     Scope: `company:read` (or `company:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getCurrentCompany"];
         put?: never;
@@ -194,6 +196,8 @@ export interface paths {
         /**
          * List the company's users
          * @description List the company's users.
+         *
+         *     Scope: `users:read` (or `users:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listUsers"];
         put?: never;
@@ -214,12 +218,16 @@ export interface paths {
         /**
          * List locations
          * @description Newest first. Soft-deleted locations only with include_deleted=true.
+         *
+         *     Scope: `locations:read` (or `locations:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listLocations"];
         put?: never;
         /**
          * Create a location
          * @description Creates an active location. is_primary=true makes any previous primary location non-primary.
+         *
+         *     Scope: `locations:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createLocation"];
         delete?: never;
@@ -238,17 +246,23 @@ export interface paths {
         /**
          * Get a location
          * @description A soft-deleted location is 404 unless include_deleted=true.
+         *
+         *     Scope: `locations:read` (or `locations:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getLocation"];
         /**
          * Update a location (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `locations:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateLocation"];
         post?: never;
         /**
          * Delete a location (soft)
          * @description Soft delete. The primary location cannot be deleted (400 primary_location).
+         *
+         *     Scope: `locations:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteLocation"];
         options?: never;
@@ -256,6 +270,8 @@ export interface paths {
         /**
          * Update a location (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `locations:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchLocation"];
         trace?: never;
@@ -270,12 +286,16 @@ export interface paths {
         /**
          * List customers
          * @description Newest first. filter: all | residential | commercial | vip. search: case-insensitive substring of first_name, last_name, "first last", company_name, email, phone or uuid.
+         *
+         *     Scope: `customers:read` (or `customers:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listCustomers"];
         put?: never;
         /**
          * Create a customer
          * @description Physical and billing address fields are accepted. primary_service_location_uuid must be a live location of the company.
+         *
+         *     Scope: `customers:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createCustomer"];
         delete?: never;
@@ -294,17 +314,23 @@ export interface paths {
         /**
          * Get a customer
          * @description A soft-deleted customer is 404 unless include_deleted=true.
+         *
+         *     Scope: `customers:read` (or `customers:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getCustomer"];
         /**
          * Update a customer (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `customers:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateCustomer"];
         post?: never;
         /**
          * Delete a customer (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `customers:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteCustomer"];
         options?: never;
@@ -312,6 +338,8 @@ export interface paths {
         /**
          * Update a customer (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `customers:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchCustomer"];
         trace?: never;
@@ -326,12 +354,16 @@ export interface paths {
         /**
          * List jobs
          * @description Newest first, each job with its customer. Filters combine with AND: status (comma-separated for several), location_uuid, customer_uuid, assigned_to_user_id, priority, search (title, description, job_number).
+         *
+         *     Scope: `jobs:read` (or `jobs:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listJobs"];
         put?: never;
         /**
          * Create a job
          * @description Required customer_uuid and title. status defaults to New (one of: New, Contacted, Scheduled, In Progress, Needs Approval, Ready to Invoice, Invoiced, Complete, Estimate Sent, Estimate Approved), priority to Normal. References must be live records of the company (400 naming the field). The service sets started_at on the first move to (or create in) In Progress, completed_at on Complete, invoiced_at on Invoiced and paid_at when an invoice of the job becomes Paid; a timestamp already set is never re-stamped.
+         *
+         *     Scope: `jobs:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createJob"];
         delete?: never;
@@ -350,17 +382,23 @@ export interface paths {
         /**
          * Get a job
          * @description The job with its customer, location and assigned user. A soft-deleted job is 404 unless include_deleted=true.
+         *
+         *     Scope: `jobs:read` (or `jobs:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getJob"];
         /**
          * Update a job (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field. Status moves are free among the allowed values. The service sets started_at on the first move to (or create in) In Progress, completed_at on Complete, invoiced_at on Invoiced and paid_at when an invoice of the job becomes Paid; a timestamp already set is never re-stamped.
+         *
+         *     Scope: `jobs:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateJob"];
         post?: never;
         /**
          * Delete a job (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `jobs:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteJob"];
         options?: never;
@@ -368,6 +406,8 @@ export interface paths {
         /**
          * Update a job (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field. Status moves are free among the allowed values. The service sets started_at on the first move to (or create in) In Progress, completed_at on Complete, invoiced_at on Invoiced and paid_at when an invoice of the job becomes Paid; a timestamp already set is never re-stamped.
+         *
+         *     Scope: `jobs:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchJob"];
         trace?: never;
@@ -382,12 +422,16 @@ export interface paths {
         /**
          * List the photos of a job
          * @description Newest first; photo_type filters. 404 when the job is missing or deleted (even with include_deleted=true).
+         *
+         *     Scope: `job_photos:read` (or `job_photos:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listJobPhotos"];
         put?: never;
         /**
          * Upload photos to a job
          * @description multipart/form-data. Files in `photos` (one or more; `photo` and `file` are accepted too), `photo_type` (before | during | after, default during, applies to every file) and `taken_at` (ISO 8601 with Z or an offset). The type is decided from the bytes: JPEG, PNG, WebP, HEIC/HEIF or GIF; at most MAX_PHOTO_BYTES (default 10 MiB) per file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing.
+         *
+         *     Scope: `job_photos:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["uploadJobPhotos"];
         delete?: never;
@@ -406,6 +450,8 @@ export interface paths {
         /**
          * Get a photo of a job
          * @description A soft-deleted photo is 404 unless include_deleted=true; a deleted job is always 404.
+         *
+         *     Scope: `job_photos:read` (or `job_photos:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getJobPhoto"];
         put?: never;
@@ -413,6 +459,8 @@ export interface paths {
         /**
          * Delete a photo (soft)
          * @description Sets deleted_at; the stored file stays.
+         *
+         *     Scope: `job_photos:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteJobPhoto"];
         options?: never;
@@ -430,12 +478,16 @@ export interface paths {
         /**
          * List templates
          * @description Newest first. Optional filters pricing_type (flat | tiered) and is_active.
+         *
+         *     Scope: `templates:read` (or `templates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listTemplates"];
         put?: never;
         /**
          * Create a template
          * @description Estimates are priced from templates. flat: base_price required. tiered: tiers good, better, best all required. addons [{id, name, price}] with ids unique within the template. tax_rate is a percent, default 0.
+         *
+         *     Scope: `templates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -454,17 +506,23 @@ export interface paths {
         /**
          * Get a template
          * @description A soft-deleted template is 404 unless include_deleted=true.
+         *
+         *     Scope: `templates:read` (or `templates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getTemplate"];
         /**
          * Update a template (PUT; partial)
          * @description Partial update; addons and tiers are replaced as a whole. The flat/tiered rules are checked against the merged record, so switching pricing_type needs the matching base_price or tiers to be present.
+         *
+         *     Scope: `templates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateTemplate"];
         post?: never;
         /**
          * Delete a template (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `templates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteTemplate"];
         options?: never;
@@ -472,6 +530,8 @@ export interface paths {
         /**
          * Update a template (PATCH; partial)
          * @description Partial update; addons and tiers are replaced as a whole. The flat/tiered rules are checked against the merged record, so switching pricing_type needs the matching base_price or tiers to be present.
+         *
+         *     Scope: `templates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchTemplate"];
         trace?: never;
@@ -488,6 +548,8 @@ export interface paths {
         /**
          * Preview estimate amounts (dry run)
          * @description Computes what create would store for a template and pricing inputs; nothing is written. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
+         *
+         *     Scope: `estimates:read` (or `estimates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["previewEstimate"];
         delete?: never;
@@ -506,12 +568,16 @@ export interface paths {
         /**
          * List estimates
          * @description Newest first; each estimate carries customer {uuid, first_name, last_name}. Filters: status, customer_uuid, job_uuid; search matches estimate_number, template_name or service_description.
+         *
+         *     Scope: `estimates:read` (or `estimates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listEstimates"];
         put?: never;
         /**
          * Create an estimate
          * @description customer_uuid and template_uuid must be live records of the company, as must job_uuid and location_uuid when given (400 otherwise); the job must be one of the customer's (one customer per document). estimate_number is assigned from the numbering settings and cannot be supplied. template_name and pricing_type are copied from the template. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createEstimate"];
         delete?: never;
@@ -530,17 +596,23 @@ export interface paths {
         /**
          * Get an estimate
          * @description With customer, job {uuid, title, status} or null, template {uuid, name, pricing_type} and location {uuid, name} or null. A soft-deleted estimate is 404 unless include_deleted=true.
+         *
+         *     Scope: `estimates:read` (or `estimates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getEstimate"];
         /**
          * Update an estimate (PUT; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer (400 naming job_uuid). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateEstimate"];
         post?: never;
         /**
          * Delete an estimate (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteEstimate"];
         options?: never;
@@ -548,6 +620,8 @@ export interface paths {
         /**
          * Update an estimate (PATCH; partial)
          * @description Updatable: status, response_notes, selected_tier, quantity, selected_addons, adjustments, service_description, internal_notes, customer_notes, expires_at, job_uuid, location_uuid; customer_uuid and template_uuid cannot change (400 read_only); a new job_uuid must be a job of the estimate's customer (400 naming job_uuid). Status: Pending -> Accepted | Declined | Expired only (400 invalid_status_transition); the current status is a no-op. Accepted and Declined set responded_at; Expired leaves it null. Sending a pricing field recomputes the amounts.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchEstimate"];
         trace?: never;
@@ -564,6 +638,8 @@ export interface paths {
         /**
          * Preview an invoice (dry run)
          * @description Computes the totals create would compute for the same input; nothing is written. balance_amount equals total_amount. Every field is optional: `{}` (or no body at all) previews 0; a body that is not a JSON object is 400.
+         *
+         *     Scope: `invoices:read` (or `invoices:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["previewInvoice"];
         delete?: never;
@@ -582,12 +658,16 @@ export interface paths {
         /**
          * List invoices
          * @description Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location's timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number.
+         *
+         *     Scope: `invoices:read` (or `invoices:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listInvoices"];
         put?: never;
         /**
          * Create an invoice
          * @description Creates an invoice for a job of the company and moves the job to Invoiced. customer_uuid must be the customer of the job and of the estimate when one is given (one customer per document). The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createInvoice"];
         delete?: never;
@@ -606,17 +686,23 @@ export interface paths {
         /**
          * Get an invoice
          * @description A soft-deleted invoice is 404 unless include_deleted=true.
+         *
+         *     Scope: `invoices:read` (or `invoices:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getInvoice"];
         /**
          * Update an invoice (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateInvoice"];
         post?: never;
         /**
          * Delete an invoice (soft)
          * @description Sets deleted_at; the record stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteInvoice"];
         options?: never;
@@ -624,6 +710,8 @@ export interface paths {
         /**
          * Update an invoice (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchInvoice"];
         trace?: never;
@@ -638,12 +726,16 @@ export interface paths {
         /**
          * List payments
          * @description Newest first. Filters: invoice_uuid, customer_uuid, payment_type, status.
+         *
+         *     Scope: `payments:read` (or `payments:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listPayments"];
         put?: never;
         /**
          * Create a payment
          * @description Records a payment against a live, non-Draft invoice of the company. Completed payments count toward the invoice's paid_amount at once; one that would exceed the total is 400. A zero balance makes the invoice Paid.
+         *
+         *     Scope: `payments:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -662,17 +754,23 @@ export interface paths {
         /**
          * Get a payment
          * @description A soft-deleted payment is 404 unless include_deleted=true.
+         *
+         *     Scope: `payments:read` (or `payments:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getPayment"];
         /**
          * Update a payment (PUT; partial)
          * @description Partial update. Status moves: Pending -> Completed | Failed, Completed -> Refunded. Refunding or deleting a Completed payment reopens a Paid invoice.
+         *
+         *     Scope: `payments:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updatePayment"];
         post?: never;
         /**
          * Delete a payment (soft)
          * @description Soft delete; a deleted Completed payment stops counting toward the invoice.
+         *
+         *     Scope: `payments:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deletePayment"];
         options?: never;
@@ -680,6 +778,8 @@ export interface paths {
         /**
          * Update a payment (PATCH; partial)
          * @description Partial update. Status moves: Pending -> Completed | Failed, Completed -> Refunded. Refunding or deleting a Completed payment reopens a Paid invoice.
+         *
+         *     Scope: `payments:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchPayment"];
         trace?: never;
@@ -694,11 +794,15 @@ export interface paths {
         /**
          * Invoice and estimate numbering settings
          * @description next_number and next_number_formatted show the number the next document gets, override included.
+         *
+         *     Scope: `numbering:read` (or `numbering:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getNumbering"];
         /**
          * Change numbering settings
          * @description Every field is optional; only supplied fields change. Defaults: INV- / EST-, padding 4, next number 1. override_next_number is used by the next document only, then numbering continues at max(next_number, override + 1). Numbers are never reused: an override equal to a number already used (deleted documents included) is 400.
+         *
+         *     Scope: `numbering:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateNumbering"];
         post?: never;
@@ -718,6 +822,8 @@ export interface paths {
         /**
          * List webhook_endpoints
          * @description Newest first. Soft-deleted webhook_endpoints only with include_deleted=true.
+         *
+         *     Scope: `webhook_endpoints:read` (or `webhook_endpoints:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -741,6 +847,8 @@ export interface paths {
          *     WEBHOOK_RETRY_DELAYS (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery is `failed`.
          *     Delivery is at least once; order is not promised. The url's host must resolve to public addresses only,
          *     checked at create, update and every attempt.
+         *
+         *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -759,17 +867,23 @@ export interface paths {
         /**
          * Get a webhook endpoint
          * @description A soft-deleted webhook endpoint is 404 unless include_deleted=true.
+         *
+         *     Scope: `webhook_endpoints:read` (or `webhook_endpoints:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getWebhookEndpoint"];
         /**
          * Update a webhook endpoint (PUT; partial)
          * @description Partial update: absent fields are unchanged, null clears description. Disabling the endpoint ends its pending deliveries as failed.
+         *
+         *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         put: operations["updateWebhookEndpoint"];
         post?: never;
         /**
          * Delete a webhook endpoint (soft)
          * @description Sets deleted_at; no further deliveries, and the pending ones end as failed.
+         *
+         *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -777,6 +891,8 @@ export interface paths {
         /**
          * Update a webhook endpoint (PATCH; partial)
          * @description Partial update: absent fields are unchanged, null clears description. Disabling the endpoint ends its pending deliveries as failed.
+         *
+         *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         patch: operations["patchWebhookEndpoint"];
         trace?: never;
@@ -791,6 +907,8 @@ export interface paths {
         /**
          * List an endpoint's deliveries
          * @description Newest first. `next_attempt_at` is null once a delivery is done (succeeded or failed).
+         *
+         *     Scope: `webhook_endpoints:read` (or `webhook_endpoints:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -813,6 +931,8 @@ export interface paths {
         /**
          * Retry a delivery now
          * @description Schedules an attempt now, also for a failed delivery, and answers the delivery.
+         *
+         *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -831,6 +951,8 @@ export interface paths {
         /**
          * The invoice as a PDF
          * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the line items, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Always the current record: rendered off the request path, and served from a cache only while the record and everything it shows are unchanged. When every renderer is busy and the queue is full: 503 service_unavailable with Retry-After. Errors answer the JSON envelope.
+         *
+         *     Scope: `invoices:read` (or `invoices:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getInvoicePdf"];
         put?: never;
@@ -853,6 +975,8 @@ export interface paths {
         /**
          * Make a share link to the invoice's customer page
          * @description A signed link to a page served without a key (base: PUBLIC_BASE_URL, else this request's host), valid for SHARE_LINK_TTL_SECONDS (default 30 days). The page shows the company, the customer, the invoice and its amounts, and links to its PDF at `<url>/pdf`. Each call makes a new link; earlier links keep working until they expire. A link of a deleted record answers 404.
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createInvoiceShareLink"];
         delete?: never;
@@ -872,7 +996,9 @@ export interface paths {
         put?: never;
         /**
          * Email the invoice to the customer
-         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, a Draft invoice becomes Pending. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.
+         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, a Draft invoice becomes Pending. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes. With a test key (the sandbox) the email is made but goes nowhere, no mail server is needed, and the answer says `test_mode: true`.
+         *
+         *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["sendInvoice"];
         delete?: never;
@@ -891,6 +1017,8 @@ export interface paths {
         /**
          * The estimate as a PDF
          * @description application/pdf: the company's name and address, the customer and service address, the number and dates, the chosen tier, add-ons and adjustments, the amounts exactly as the JSON record has them (two decimals), notes and terms. Long tables continue on further pages with their header repeated. Always the current record: rendered off the request path, and served from a cache only while the record and everything it shows are unchanged. When every renderer is busy and the queue is full: 503 service_unavailable with Retry-After. Errors answer the JSON envelope.
+         *
+         *     Scope: `estimates:read` (or `estimates:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getEstimatePdf"];
         put?: never;
@@ -913,6 +1041,8 @@ export interface paths {
         /**
          * Make a share link to the estimate's customer page
          * @description A signed link to a page served without a key (base: PUBLIC_BASE_URL, else this request's host), valid for SHARE_LINK_TTL_SECONDS (default 30 days). The page shows the company, the customer, the estimate and its amounts, and links to its PDF at `<url>/pdf`; while the estimate is Pending the customer can accept or decline it there. Each call makes a new link; earlier links keep working until they expire. A link of a deleted record answers 404.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["createEstimateShareLink"];
         delete?: never;
@@ -932,7 +1062,9 @@ export interface paths {
         put?: never;
         /**
          * Email the estimate to the customer
-         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, the estimate's job moves to Estimate Sent when it is New, Contacted or Scheduled. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.
+         * @description Sends one email through SMTP_URL: a plain-text and an HTML part with a new share link, the PDF attached, Reply-To the company's email. `to` defaults to the customer's email (400 when neither exists). After the mail server accepts it, the estimate's job moves to Estimate Sent when it is New, Contacted or Scheduled. SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes. With a test key (the sandbox) the email is made but goes nowhere, no mail server is needed, and the answer says `test_mode: true`.
+         *
+         *     Scope: `estimates:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
         post: operations["sendEstimate"];
         delete?: never;
@@ -951,6 +1083,8 @@ export interface paths {
         /**
          * List events (the change feed)
          * @description The change feed, oldest first. Follow it by asking again with `after` = the uuid of the last event you have: you never miss an event nor see one twice, even while many transactions commit out of order (an event appears once every transaction of this API that started before it has ended, normally within 2 seconds of its commit; nothing else running on the database server delays it). A page holds at most `limit` events and 1 MiB of event JSON: it stops before the event that would pass 1 MiB (it always holds at least one) with has_more true. Events are kept EVENT_RETENTION_DAYS (default 30); an `after` that is unknown, another company's or no longer kept is 400.
+         *
+         *     Scope: `events:read` (or `events:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -971,11 +1105,119 @@ export interface paths {
         /**
          * Get an event
          * @description One event of the company; 404 when unknown, another company's or no longer kept.
+         *
+         *     Scope: `events:read` (or `events:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Newest first; revoked keys only with include_deleted=true. A live key lists the company's live and test keys, a test key only the test keys. Secrets are never shown, only their prefix.
+         *
+         *     Scope: `api_keys:read` (or `api_keys:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description The key belongs to the calling key's user and company. `scopes` is required and may hold only scopes the calling key holds (400 otherwise); a test key creates test keys only. The answer carries `api_key`, the secret, shown only this once.
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api_keys/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description A revoked key is 404 unless include_deleted=true; a test key sees test keys only.
+         *
+         *     Scope: `api_keys:read` (or `api_keys:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Sets revoked_at: the key, and an old secret still in its grace period, answer 401 within 5 seconds on every instance. Only a key within the calling key's scopes can be revoked (400 otherwise). The key stays listed with include_deleted=true.
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an API key (PATCH; partial)
+         * @description Changes name, scopes, allowed_ips or expires_at; absent fields are unchanged, null clears name or expires_at. Only a key within the calling key's scopes can be changed, and only to scopes the calling key holds (400 otherwise). Every instance applies the change within 5 seconds.
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        patch: operations["patchApiKey"];
+        trace?: never;
+    };
+    "/api/v1/api_keys/{uuid}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an API key: a new secret
+         * @description Answers the key with a new secret in `api_key` (shown only this once) and its new key_prefix. The old secret keeps working for grace_seconds (default 0: it stops at once), then answers 401. For a rotation without downtime: roll with a grace period, deploy the new secret, and let the old one run out. Only a key within the calling key's scopes can be rolled (400 otherwise).
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        post: operations["rollApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Empty the company's sandbox
+         * @description Deletes every record, event, webhook endpoint and delivery of the sandbox (and its photo files) in one transaction; the keys, the users and the settings stay, and document numbers start again at 1. Needs a test key with `*` or `api_keys:write`; a live key is 400 and empties nothing.
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        delete: operations["deleteSandbox"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1039,6 +1281,145 @@ export interface components {
             /** @description Validation errors: one item per problem of a field. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        ApiKey: {
+            /** Format: uuid */
+            uuid: string;
+            /** @example Accounting connector */
+            name: string | null;
+            /**
+             * @description The first 17 characters of the current secret (`fsc_live_` or `fsc_test_` and 8 more): names the key in logs and lists.
+             * @example fsc_test_Q2hhbmdl
+             */
+            key_prefix: string;
+            /**
+             * @description live: the company's data; test: its sandbox.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * @description `["*"]`, or the scopes the key holds.
+             * @example [
+             *       "invoices:read",
+             *       "payments:write"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @example [
+             *       "203.0.113.0/24"
+             *     ]
+             */
+            allowed_ips: string[];
+            /**
+             * Format: uuid
+             * @description The user the key acts as (created_by_user_id of what it creates).
+             */
+            user_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request; at most a minute behind.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked (DELETE); null while it is not.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            revoked_at: string | null;
+        };
+        ApiKeyListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                api_keys: components["schemas"]["ApiKey"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        ApiKeyResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["ApiKey"];
+        };
+        ApiKeyWithSecret: {
+            /** Format: uuid */
+            uuid: string;
+            /** @example Accounting connector */
+            name: string | null;
+            /**
+             * @description The first 17 characters of the current secret (`fsc_live_` or `fsc_test_` and 8 more): names the key in logs and lists.
+             * @example fsc_test_Q2hhbmdl
+             */
+            key_prefix: string;
+            /**
+             * @description live: the company's data; test: its sandbox.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * @description `["*"]`, or the scopes the key holds.
+             * @example [
+             *       "invoices:read",
+             *       "payments:write"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * @example [
+             *       "203.0.113.0/24"
+             *     ]
+             */
+            allowed_ips: string[];
+            /**
+             * Format: uuid
+             * @description The user the key acts as (created_by_user_id of what it creates).
+             */
+            user_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request; at most a minute behind.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked (DELETE); null while it is not.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            revoked_at: string | null;
+            /**
+             * @description The secret: `fsc_live_` or `fsc_test_` + 43 base64url characters. Shown only in this answer; store it now. A replay of the request (same Idempotency-Key) answers without it: the secret is kept only as its hash; roll the key for a new one.
+             * @example fsc_test_Q2hhbmdlTWVJbkFTYWZlUGxhY2VUaGlzSXNBbkV4YW1
+             */
+            api_key?: string;
+        };
+        ApiKeyWithSecretResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["ApiKeyWithSecret"];
+        };
         Company: {
             /** Format: uuid */
             uuid: string;
@@ -1058,6 +1439,41 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             data: components["schemas"]["Company"];
+        };
+        CreateApiKeyBody: {
+            /**
+             * @description A label for people, e.g. what the key is for.
+             * @example Accounting connector
+             */
+            name?: string | null;
+            /**
+             * @description `["*"]` for everything, or `<area>:read` / `<area>:write` scopes (write implies read). Areas: company, users, locations, customers, jobs, job_photos, templates, estimates, invoices, payments, numbering, events, webhook_endpoints, api_keys, schedule. Only scopes the calling key holds itself.
+             * @example [
+             *       "invoices:read",
+             *       "payments:write"
+             *     ]
+             */
+            scopes: ("*" | "company:read" | "company:write" | "users:read" | "users:write" | "locations:read" | "locations:write" | "customers:read" | "customers:write" | "jobs:read" | "jobs:write" | "job_photos:read" | "job_photos:write" | "templates:read" | "templates:write" | "estimates:read" | "estimates:write" | "invoices:read" | "invoices:write" | "payments:read" | "payments:write" | "numbering:read" | "numbering:write" | "events:read" | "events:write" | "webhook_endpoints:read" | "webhook_endpoints:write" | "api_keys:read" | "api_keys:write" | "schedule:read" | "schedule:write")[];
+            /**
+             * @description live (the company's data) or test (its sandbox); default the calling key's mode. A test key makes test keys only.
+             * @example test
+             * @enum {string}
+             */
+            mode?: "live" | "test";
+            /**
+             * @description Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty means any.
+             * @example [
+             *       "203.0.113.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowed_ips?: string[];
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 from then on); null or absent: never.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at?: string | null;
         };
         CreateCustomerBody: {
             /**
@@ -1843,7 +2259,7 @@ export interface components {
          * @description What went wrong, a closed list; branch on it, never on the message.
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "insufficient_scope" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
         ErrorDetail: {
             /**
              * @description The field: `line_items[0].quantity`, a query or path parameter, or a header.
@@ -3198,6 +3614,14 @@ export interface components {
          * @enum {string}
          */
         PricingType: "flat" | "tiered";
+        RollApiKeyBody: {
+            /**
+             * Format: int32
+             * @description How long the old secret keeps working, in seconds (0 to 604800, 7 days); default 0: it stops at once.
+             * @example 3600
+             */
+            grace_seconds?: number;
+        };
         /** @description All fields optional; an empty body sends to the customer. */
         SendDocumentBody: {
             /**
@@ -3238,6 +3662,11 @@ export interface components {
              * @example 2026-11-22T14:05:09.123Z
              */
             sent_at: string;
+            /**
+             * @description true when sent with a test key: the email was made but went nowhere (the sandbox never mails anyone).
+             * @example false
+             */
+            test_mode: boolean;
         };
         SentDocumentResponse: {
             /** @enum {boolean} */
@@ -3384,6 +3813,35 @@ export interface components {
          * @enum {string}
          */
         Tier: "good" | "better" | "best";
+        UpdateApiKeyBody: {
+            /**
+             * @description A label for people, e.g. what the key is for.
+             * @example Accounting connector
+             */
+            name?: string | null;
+            /**
+             * @description `["*"]` for everything, or `<area>:read` / `<area>:write` scopes (write implies read). Areas: company, users, locations, customers, jobs, job_photos, templates, estimates, invoices, payments, numbering, events, webhook_endpoints, api_keys, schedule. Only scopes the calling key holds itself.
+             * @example [
+             *       "invoices:read",
+             *       "payments:write"
+             *     ]
+             */
+            scopes?: ("*" | "company:read" | "company:write" | "users:read" | "users:write" | "locations:read" | "locations:write" | "customers:read" | "customers:write" | "jobs:read" | "jobs:write" | "job_photos:read" | "job_photos:write" | "templates:read" | "templates:write" | "estimates:read" | "estimates:write" | "invoices:read" | "invoices:write" | "payments:read" | "payments:write" | "numbering:read" | "numbering:write" | "events:read" | "events:write" | "webhook_endpoints:read" | "webhook_endpoints:write" | "api_keys:read" | "api_keys:write" | "schedule:read" | "schedule:write")[];
+            /**
+             * @description Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty means any.
+             * @example [
+             *       "203.0.113.0/24",
+             *       "2001:db8::/32"
+             *     ]
+             */
+            allowed_ips?: string[];
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 from then on); null or absent: never.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at?: string | null;
+        };
         UpdateCustomerBody: {
             /**
              * @description First name.
@@ -4097,7 +4555,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The key may not do this: `ip_restricted` (the client address is not among the key's allowed IPs), `addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the monthly request limit is used up). */
+        /** @description The key may not do this: `ip_restricted` (the client address is not among the key's allowed IPs), `insufficient_scope` (the key lacks the scope this endpoint needs; the message names it), `addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the monthly request limit is used up). */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -7808,6 +8266,316 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Include revoked keys. */
+                include_deleted?: boolean;
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records, newest first by default, with `pagination`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: {
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
+            };
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is revoked; `data.message` confirms it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RollApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description The key with its new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox is empty; `data.message` confirms it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -4,13 +4,22 @@ import type { FastifyRequest } from 'fastify';
 
 export type Addon = 'photos' | 'numbering';
 
-/** The authenticated API key: its company, its user and the company's add-ons. */
+/** live: the company's data; test: the company's sandbox (DECISIONS §12). */
+export type Mode = 'live' | 'test';
+
+/** The authenticated API key: the data it works on, its user, its scopes and the company's add-ons. */
 export interface Principal {
+  /** The company whose data the request sees: the key's company, or that company's sandbox for a test key. */
   companyId: string;
+  /** The company the key belongs to (the live one, for a test key too): keys are managed there. */
+  keyCompanyId: string;
+  mode: Mode;
   userId: string;
   apiKeyId: string;
-  /** The key's public prefix (never the key): names the key in logs and in the admin CLI. */
+  /** The public prefix of the secret presented (never the secret): names the key in logs and in the admin CLI. */
   keyPrefix: string;
+  /** `*`, or the `<area>:read|write` scopes the key holds (src/auth/scopes.ts). */
+  scopes: ReadonlySet<string>;
   addons: ReadonlySet<string>;
 }
 
@@ -23,10 +32,12 @@ export interface Actor {
   companyId: string;
   userId: string;
   ifMatch?: string | string[];
+  /** A test key's write in the sandbox: what would leave the API (an email) is answered but not done. */
+  testMode?: boolean;
 }
 
 /** The actor of a request: its principal plus the If-Match header of a conditional write. */
 export function actorOf(request: FastifyRequest): Actor {
-  const { companyId, userId } = request.principal;
-  return { companyId, userId, ifMatch: request.headers['if-match'] };
+  const { companyId, userId, mode } = request.principal;
+  return { companyId, userId, ifMatch: request.headers['if-match'], ...(mode === 'test' ? { testMode: true } : {}) };
 }

@@ -25,6 +25,41 @@ export type ScopeArea = (typeof SCOPE_AREAS)[number];
 /** The scope one route needs. */
 export type Scope = `${ScopeArea}:${'read' | 'write'}`;
 
+/** Every scope a key may hold besides `*`, in the order of the areas. */
+export const SCOPES: readonly Scope[] = SCOPE_AREAS.flatMap((area) => [`${area}:read`, `${area}:write`] as const);
+
+/** What a key holds: `*` alone, or scopes. */
+export const ALL_SCOPES = '*';
+export type KeyScope = Scope | typeof ALL_SCOPES;
+
+const KNOWN: ReadonlySet<string> = new Set<string>([ALL_SCOPES, ...SCOPES]);
+
+export function isKeyScope(value: string): value is KeyScope {
+  return KNOWN.has(value);
+}
+
+/** Whether a key holding `granted` may use a route that needs `needed` (write implies read). */
+export function scopeAllows(granted: ReadonlySet<string>, needed: Scope): boolean {
+  if (granted.has(ALL_SCOPES) || granted.has(needed)) return true;
+  return needed.endsWith(':read') && granted.has(`${needed.slice(0, -':read'.length)}:write`);
+}
+
+/**
+ * Whether every scope of `requested` is within `granted`: a key may create, widen, roll or revoke only keys
+ * it could act as itself. `*` is within `*` only.
+ */
+export function scopesWithin(granted: ReadonlySet<string>, requested: readonly string[]): boolean {
+  if (granted.has(ALL_SCOPES)) return true;
+  return requested.every((scope) => scope !== ALL_SCOPES && scopeAllows(granted, scope as Scope));
+}
+
+/** The scopes as stored and answered: `["*"]`, or the distinct scopes in the order of SCOPES. */
+export function canonicalScopes(scopes: readonly KeyScope[]): KeyScope[] {
+  if (scopes.includes(ALL_SCOPES)) return [ALL_SCOPES];
+  const given = new Set(scopes);
+  return SCOPES.filter((scope) => given.has(scope));
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope the route needs (checked right after ip_restricted, DECISIONS §12). */

@@ -31,10 +31,11 @@ const COMMANDS: Record<string, { synopsis: string; help: string }> = {
     help: 'Adds a user to a company. Prints {"user_id"}.',
   },
   'create-api-key': {
-    synopsis: 'create-api-key --company UUID [--user USER_ID] [--allowed-ips CIDR,CIDR]',
+    synopsis: 'create-api-key --company UUID [--user USER_ID] [--allowed-ips CIDR,CIDR] [--test]',
     help:
-      'Issues a key for a user of the company (default: its first user).\n' +
+      'Issues a key with every scope (*) for a user of the company (default: its first user).\n' +
       '--allowed-ips: IPv4/IPv6 addresses or CIDR ranges the key may be used from; default any.\n' +
+      "--test: a test key (fsc_test_...), working on the company's sandbox instead of its live data.\n" +
       'Prints {"api_key", "key_prefix"}. The key is shown only this once.',
   },
   'revoke-api-key': {
@@ -52,9 +53,9 @@ const COMMANDS: Record<string, { synopsis: string; help: string }> = {
   'list-api-keys': {
     synopsis: 'list-api-keys --company UUID',
     help:
-      'Lists the keys of a company, newest first, revoked ones included. Never shows a key, only its prefix.\n' +
-      'Prints {"company_uuid", "api_keys": [{"key_prefix", "user_id", "user_name", "allowed_ips", "created_at", ' +
-      '"last_used_at", "revoked_at"}]}. last_used_at is kept to about a minute.',
+      'Lists the keys of a company, live and test, newest first, revoked ones included. Never shows a key, only its prefix.\n' +
+      'Prints {"company_uuid", "api_keys": [{"uuid", "name", "key_prefix", "mode", "scopes", "user_id", "user_name", ' +
+      '"allowed_ips", "created_at", "last_used_at", "expires_at", "revoked_at"}]}. last_used_at is at most a minute behind.',
   },
 };
 
@@ -95,6 +96,7 @@ const OPTIONS = {
   user: { type: 'string' },
   'allowed-ips': { type: 'string' },
   'key-prefix': { type: 'string' },
+  test: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -160,6 +162,7 @@ async function main(argv: string[]): Promise<number> {
         companyId: required(values, 'company'),
         userId: values.user,
         allowedIps: values['allowed-ips'] === undefined ? [] : parseAllowedIps(values['allowed-ips']),
+        test: values.test ?? false,
       };
       run = (db) => createApiKey(db, input);
       break;

@@ -4,9 +4,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PATTERN, hashApiKey } from '../modules/auth/api-keys.js';
-import { findActiveKey, touchKeyLastUsed, type KeyRecord } from '../modules/auth/auth.repository.js';
+import { findActiveKey, type KeyRecord } from '../modules/auth/auth.repository.js';
+import type { LastUsedRecorder } from '../modules/auth/last-used.js';
 import type { UsageMeter } from '../modules/auth/usage-meter.js';
+import { ensureSandbox } from '../modules/companies/sandbox.service.js';
 import type { Addon, Principal } from '../auth/principal.js';
+import { scopeAllows } from '../auth/scopes.js';
+import { SCOPE_OPERATION_MARK } from '../shared/openapi.js';
 import { sendNoRoute } from './errors.js';
 
 
@@ -18,6 +22,10 @@ declare module 'fastify' {
     /** The company add-on a route needs (403 addon_required without it). */
     addon?: Addon;
   }
+  interface FastifyInstance {
+    /** Drops a key from this instance's cache after a change to it (other instances reload it within the TTL). */
+    forgetApiKey(apiKeyId: string): void;
+  }
 }
 
 type IpRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
@@ -26,12 +34,15 @@ interface CachedKey {
   record: KeyRecord | null;
   principal: Principal | null;
   allowedRanges: IpRange[];
+  /** The monthly limit the request counts against: none in the sandbox. */
+  monthlyRequestLimit: number | null;
   loadedAt: number;
 }
 
 export interface AuthOptions {
   db: Db;
   usage: UsageMeter;
+  lastUsed: LastUsedRecorder;
   /** How long a key's row and its company's settings are trusted before they are read again. */
   cacheTtlMs: number;
   /** Failed authentications per client IP and minute before that IP's unknown keys are refused unread (0: off). */
@@ -94,10 +105,21 @@ function setUsageHeaders(reply: FastifyReply, count: number, limit: number | nul
   reply.header('x-usage-resets', resetsAt);
 }
 
+/** Why a key found in the cache no longer works, or null while it does: expiry is checked per request. */
+function expired(record: KeyRecord, now: number): string | null {
+  if (record.expiresAt && record.expiresAt.getTime() <= now) return 'The API key has expired.';
+  if (record.secretExpiresAt && record.secretExpiresAt.getTime() <= now) {
+    return 'This secret of the API key was rolled and its grace period has ended; use the new secret.';
+  }
+  return null;
+}
+
 /**
  * Authenticates every route of the scope it is registered in: the key, then the IP allow-list, the
- * add-on, and the monthly usage limit (DECISIONS.md §2 order). Keys are cached for cacheTtlMs, so a
- * revoked key or changed company setting bites within that time on every instance.
+ * scope, the add-on, and the monthly usage limit (DECISIONS.md §1 order). Keys are cached for cacheTtlMs,
+ * with their scopes and the company (or sandbox) they work on, so a request costs no database work for
+ * them, and a revoked key or changed company setting bites within that time on every instance. Every
+ * route in this scope must declare the scope it needs (config.scope): one without it fails at start.
  */
 export const authPlugin = fp<AuthOptions>(
   async (app, options) => {
@@ -143,23 +165,26 @@ export const authPlugin = fp<AuthOptions>(
       let pending = loading.get(keyHash);
       if (!pending) {
         pending = findActiveKey(options.db, keyHash)
-          .then((record) => {
+          .then(async (record) => {
+            // A test key works on the company's sandbox, made on its first use.
+            const sandboxId = record?.mode === 'test' ? (record.sandboxId ?? (await ensureSandbox(options.db, record.companyId))) : null;
             const entry: CachedKey = {
               record,
               principal: record && {
-                companyId: record.companyId,
+                companyId: sandboxId ?? record.companyId,
+                keyCompanyId: record.companyId,
+                mode: record.mode,
                 userId: record.userId,
                 apiKeyId: record.apiKeyId,
                 keyPrefix: record.keyPrefix,
+                scopes: new Set(record.scopes),
                 addons: new Set(record.addons),
               },
               allowedRanges: (record?.allowedIps ?? []).map(parseRange).filter((range) => range !== null),
+              monthlyRequestLimit: sandboxId ? null : (record?.monthlyRequestLimit ?? null),
               loadedAt: Date.now(),
             };
             if (record) {
-              touchKeyLastUsed(options.db, record.apiKeyId).catch((error: unknown) =>
-                app.log.warn({ err: error }, 'could not record the API key as used'),
-              );
               if (cache.size >= MAX_CACHED_KEYS) cache.delete(cache.keys().next().value as string);
               cache.delete(keyHash);
               cache.set(keyHash, entry);
@@ -177,6 +202,16 @@ export const authPlugin = fp<AuthOptions>(
     }
 
     app.decorateRequest('principal', null as unknown as Principal);
+    app.decorate('forgetApiKey', (apiKeyId: string) => {
+      for (const [keyHash, entry] of cache) if (entry.record?.apiKeyId === apiKeyId) cache.delete(keyHash);
+    });
+
+    app.addHook('onRoute', (route) => {
+      const scope = route.config?.scope;
+      if (!scope) throw new Error(`${String(route.method)} ${route.url} declares no scope: add config.scope ('<area>:read' or '<area>:write')`);
+      // Documented on the operation (src/plugins/openapi-finish.ts), as the ETag is.
+      if (route.schema) route.schema = { ...route.schema, [SCOPE_OPERATION_MARK]: scope } as typeof route.schema;
+    });
 
     app.addHook('onRequest', async (request, reply) => {
       const apiKey = presentedKey(request);
@@ -192,18 +227,25 @@ export const authPlugin = fp<AuthOptions>(
       if (knownUnknown(keyHash)) throw failed(request.ip, 'The API key is unknown or revoked.');
       const entry = await lookup(keyHash);
       if (!entry.record || !entry.principal) throw failed(request.ip, 'The API key is unknown or revoked.');
-      const { record, principal } = entry;
+      const { record, principal, monthlyRequestLimit } = entry;
+      const expiry = expired(record, Date.now());
+      if (expiry) throw failed(request.ip, expiry);
       // From here on every log line of the request (its completion line too) names the company and the key.
-      request.log = request.log.child({ company_uuid: record.companyId, key_prefix: record.keyPrefix });
+      request.log = request.log.child({ company_uuid: principal.companyId, key_prefix: record.keyPrefix });
       if (!ipAllowed(entry.allowedRanges, request.ip)) {
         // Refused before it counts (DECISIONS.md §8), but it still shows the company's current usage.
-        const usage = await options.usage.peek(record.companyId);
-        setUsageHeaders(reply, usage.count, record.monthlyRequestLimit, usage.resetsAt);
+        const usage = await options.usage.peek(principal.companyId);
+        setUsageHeaders(reply, usage.count, monthlyRequestLimit, usage.resetsAt);
         throw new AppError('ip_restricted', 'This API key may not be used from this IP address.');
       }
-      const addon = request.routeOptions.config?.addon;
-      const usage = await options.usage.count(record.companyId, record.monthlyRequestLimit);
-      setUsageHeaders(reply, usage.count, record.monthlyRequestLimit, usage.resetsAt);
+      options.lastUsed.used(record.apiKeyId);
+      const { addon, scope } = request.routeOptions.config ?? {};
+      // The sandbox counts apart from the live company, with no limit (its own usage headers).
+      const usage = await options.usage.count(principal.companyId, monthlyRequestLimit);
+      setUsageHeaders(reply, usage.count, monthlyRequestLimit, usage.resetsAt);
+      if (scope && !scopeAllows(principal.scopes, scope)) {
+        throw new AppError('insufficient_scope', `This API key lacks the scope this endpoint needs: ${scope}.`);
+      }
       if (addon && !principal.addons.has(addon)) {
         throw new AppError('addon_required', `This endpoint needs the '${addon}' add-on on the company account.`);
       }

@@ -17,6 +17,10 @@ interface IdempotencyState {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Fields of `data` never kept for replays (a secret shown once): a replay answers without them. */
+    idempotencyOmit?: readonly string[];
+  }
   interface FastifyRequest {
     idempotencyKey?: string;
     idempotency?: IdempotencyState;
@@ -40,6 +44,16 @@ function keyOf(request: FastifyRequest): string | undefined {
     throw invalidField('Idempotency-Key', 'must be 1-255 visible ASCII characters', 'invalid_format');
   }
   return header;
+}
+
+/** The answer as kept for replays: without the fields the route never lets be stored. */
+function storedBody(request: FastifyRequest, payload: unknown): string {
+  const body = typeof payload === 'string' ? payload : '';
+  const omit = request.routeOptions.config?.idempotencyOmit;
+  if (!omit?.length || !body.startsWith('{')) return body;
+  const parsed = JSON.parse(body) as { data?: Record<string, unknown> };
+  for (const field of omit) delete parsed.data?.[field];
+  return JSON.stringify(parsed);
 }
 
 /** Claims the key or answers with the stored response; true when the reply was sent (a replay). */
@@ -117,7 +131,7 @@ export const idempotencyPlugin = fp<{ db: Db }>(
       // in progress (a retry waits, then gets 409) until it is abandoned (SECURITY.md, idempotency).
       for (let attempt = 1; ; attempt++) {
         try {
-          await finishIdempotent(db, request.principal.companyId, key, reply.statusCode, typeof payload === 'string' ? payload : '');
+          await finishIdempotent(db, request.principal.companyId, key, reply.statusCode, storedBody(request, payload));
           break;
         } catch (error) {
           if (attempt >= 3) {

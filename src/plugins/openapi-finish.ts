@@ -7,6 +7,7 @@
 
 import type { ErrorDetail } from '../errors.js';
 import { ERROR_DESCRIPTIONS } from '../shared/envelope.js';
+import { SCOPE_OPERATION_MARK } from '../shared/openapi.js';
 import { ETAG_OPERATION_MARK } from './etag.js';
 import { binaryFileFields, nameEnvelopes, nameInputs, nullableTypeArrays, openResponses, walk } from './openapi-shapes.js';
 
@@ -131,6 +132,7 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
     name: 'Forbidden',
     description:
       'The key may not do this: `ip_restricted` (the client address is not among the key\'s allowed IPs), ' +
+      '`insufficient_scope` (the key lacks the scope this endpoint needs; the message names it), ' +
       '`addon_required` (the company lacks the add-on this endpoint needs) or `usage_limit_exceeded` (the ' +
       'monthly request limit is used up).',
     headers: { ...REQUEST_ID, ...USAGE },
@@ -138,6 +140,10 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
       ip_restricted: {
         summary: 'Not an allowed IP',
         ...errorExample('ip_restricted', 'This API key may not be used from this IP address.'),
+      },
+      insufficient_scope: {
+        summary: 'The key lacks the scope',
+        ...errorExample('insufficient_scope', 'This API key lacks the scope this endpoint needs: invoices:write.'),
       },
       addon_required: {
         summary: 'The add-on is missing',
@@ -321,6 +327,20 @@ function documentConditionalRequests(path: string, method: string, operation: Js
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/**
+ * Scopes (DECISIONS §12): the scope an operation's route declares stays as the `x-required-scope` extension
+ * (machine-readable) and becomes a sentence of its description. The security requirements keep empty scope
+ * lists: OpenAPI tools read those as OAuth scopes, and the keys here are no OAuth flow.
+ */
+function documentScope(operation: Json): void {
+  const scope = operation[SCOPE_OPERATION_MARK];
+  if (typeof scope !== 'string') return;
+  const [area, level] = scope.split(':');
+  const also = level === 'read' ? `\`${area}:write\` or \`*\`` : '`*`';
+  const sentence = `Scope: \`${scope}\` (or ${also}); a key without it gets 403 \`insufficient_scope\`.`;
+  operation.description = operation.description ? `${String(operation.description)}\n\n${sentence}` : sentence;
+}
+
 function isStringSchema(schema: Json): boolean {
   const type = schema.type;
   if (type === 'string') return true;
@@ -432,6 +452,7 @@ export function finishOpenApiDocument<T>(input: T): T {
       documentConditionalRequests(path, method, operation);
       commaLists(operation.parameters as Json[] | undefined);
       if (!operation.description && typeof operation.summary === 'string') operation.description = `${operation.summary}.`;
+      documentScope(operation);
       binaryFileFields(operation.requestBody as Json | undefined);
       if (api && method === 'post') {
         const parameters = (operation.parameters as Json[] | undefined) ?? [];

@@ -93,6 +93,10 @@ export const swaggerPlugin = fp(
             name: 'Webhooks',
             description: 'Webhook endpoints, their delivery log, and the signed requests sent to them (see `webhooks`).',
           },
+          {
+            name: 'API keys',
+            description: 'Keys with scopes, rotation with a grace period, test keys and their sandbox (see the scopes in each operation).',
+          },
           { name: 'Customer pages', description: 'Share-link pages for customers: no key; the signed link is the credential.' },
           { name: 'Health', description: 'Liveness and readiness probes; no key needed.' },
         ],
@@ -101,7 +105,9 @@ export const swaggerPlugin = fp(
             bearerAuth: {
               type: 'http',
               scheme: 'bearer',
-              description: '`Authorization: Bearer fsc_live_...`, a key issued with the admin CLI.',
+              description:
+                '`Authorization: Bearer fsc_live_...` (or `fsc_test_...` for the sandbox), a key issued with the admin CLI or ' +
+                '`POST /api/v1/api_keys`. Each operation lists the scope it needs; `*` holds every scope.',
             },
             apiKeyHeader: {
               type: 'apiKey',

@@ -4,20 +4,24 @@ JSON REST API of a field-service CRM: locations, customers, jobs, job photos, te
 invoices, payments, numbering settings and the company record.
 
 ## Authentication
-Every /api/v1 endpoint needs \`Authorization: Bearer <key>\` (or \`X-API-Key: <key>\`). Keys are issued with the
-admin CLI and look like \`fsc_live_<43 characters>\`. The key decides the company: all data is that company's.
-A revoked key or a changed company setting takes effect within 5 seconds.
+Every /api/v1 endpoint needs \`Authorization: Bearer <key>\` (or \`X-API-Key: <key>\`). Keys look like
+\`fsc_live_<43 characters>\` and are issued with the admin CLI or over HTTP (\`/api_keys\`). The key decides the
+company: all data is that company's. A key holds scopes (\`*\`, or \`<area>:read\` / \`<area>:write\`): each
+operation names the one it needs (\`x-required-scope\`), and a key without it gets 403 insufficient_scope. A test
+key (\`fsc_test_...\`) works on the company's sandbox, apart from live data. A revoked key or a changed company
+setting takes effect within 5 seconds.
 
 ## Envelope
 Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete too).
 Error: \`{"success": false, "error": {"code", "message", "request_id", "details": [{"field", "code", "message"}]}}\`
 with the codes validation_error, invalid_status_transition, primary_location (400), unauthorized (401),
-ip_restricted, addon_required, usage_limit_exceeded (403), not_found (404), method_not_allowed (405, with an
-\`Allow\` header), conflict (409), precondition_failed (412), payload_too_large (413), rate_limited (429),
-internal_error (500), service_unavailable (503). \`request_id\` is the answer's x-request-id.
-Each item of \`details\` is one problem of one field, with a detail code: required, empty, invalid_type,
-invalid_format, invalid_enum, out_of_range, unknown_field, read_only, invalid_reference or invalid.
-Checks run in this order: 401, 403 ip_restricted, 403 addon_required, 403 usage_limit_exceeded, 429, then 400 and 404.
+ip_restricted, insufficient_scope, addon_required, usage_limit_exceeded (403), not_found (404),
+method_not_allowed (405, with an \`Allow\` header), conflict (409), precondition_failed (412), payload_too_large
+(413), rate_limited (429), internal_error (500), service_unavailable (503). \`request_id\` is the answer's
+x-request-id. Each item of \`details\` is one problem of one field, with a detail code: required, empty,
+invalid_type, invalid_format, invalid_enum, out_of_range, unknown_field, read_only, invalid_reference or invalid.
+Checks run in this order: 401, 403 ip_restricted, 403 insufficient_scope, 403 addon_required, 403
+usage_limit_exceeded, 429, then 400 and 404.
 
 ## Requests
 Bodies are strict: unknown or read-only fields are 400. On update, an absent field is unchanged and null clears a
@@ -59,7 +63,7 @@ HMAC-SHA256 of \`<id>.<timestamp>.<body>\` keyed with the secret's bytes after \
 Delivery is at least once, retried on failure, and logged at \`/webhook_endpoints/{uuid}/deliveries\`.
 
 ## More
-The repository's docs/ folder explains the concepts (authentication, errors, lists and sync, money and rounding,
-numbering, idempotency, ETags, events and webhooks, compatibility). Keys are issued with the admin CLI
-(\`npm run --silent admin -- --help\`).
+The repository's docs/ folder explains the concepts (authentication, API keys and the sandbox, errors, lists and
+sync, money and rounding, numbering, idempotency, ETags, events and webhooks, compatibility). Companies and their
+first keys are made with the admin CLI (\`npm run --silent admin -- --help\`).
 `.trim();

@@ -12,6 +12,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Db } from '../db/client.js';
 import { actorOf, type Actor, type Addon } from '../auth/principal.js';
+import type { Scope, ScopeArea } from '../auth/scopes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
 import { uuidString } from './formats.js';
 import { GetQuery, type Page } from './list-query.js';
@@ -74,6 +75,8 @@ export interface CrudRoutesOptions<
   service: CrudService<NoInfer<TItem>, NoInfer<TRecord>, BodyOf<TCreate>, BodyOf<TUpdate>, QueryOf<TList>, NoInfer<TCreated>>;
   descriptions?: Partial<Record<'list' | 'get' | 'create' | 'update' | 'remove', string>>;
   addon?: Addon;
+  /** The scope area of the resource: list and get need `<area>:read`, the writes `<area>:write`. */
+  scope: ScopeArea;
 }
 
 /**
@@ -93,9 +96,12 @@ export function crudRoutes<
   const lowerNoun = noun.toLowerCase();
   // "an estimate", "an invoice", "a customer".
   const aNoun = `${'aeiou'.includes(lowerNoun[0]) ? 'an' : 'a'} ${lowerNoun}`;
-  const config: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
+  const addon: { addon?: Addon } = options.addon ? { addon: options.addon } : {};
+  const readConfig = { ...addon, scope: `${options.scope}:read` as Scope };
+  const writeConfig = { ...addon, scope: `${options.scope}:write` as Scope };
   // Get, create and update answer one record: they carry its ETag (src/plugins/etag.ts).
-  const recordConfig = { ...config, etag: true };
+  const getConfig = { ...readConfig, etag: true };
+  const recordConfig = { ...writeConfig, etag: true };
   // A create answer with fields a GET never shows (a secret) carries the ETag of the record without them.
   const { record, createdRecord } = options;
   const createOnly =
@@ -138,7 +144,7 @@ export function crudRoutes<
         response: { 200: listSchema(plural, options.listItem), ...errorResponses() },
       };
       const route: Route<typeof schema> = {
-        config,
+        config: readConfig,
         schema,
         handler: async (request) => {
           const page = await service.list(db(), request.principal.companyId, request.query);
@@ -161,7 +167,7 @@ export function crudRoutes<
         response: { 200: single, ...errorResponses(404) },
       };
       const route: Route<typeof schema> = {
-        config: recordConfig,
+        config: getConfig,
         schema,
         handler: async (request) =>
           ok(await service.get(db(), request.principal.companyId, request.params.uuid, request.query.include_deleted)),
@@ -206,7 +212,7 @@ export function crudRoutes<
         response: { 200: MessageSchema, ...errorResponses(404) },
       };
       const route: Route<typeof schema> = {
-        config,
+        config: writeConfig,
         schema,
         handler: async (request) => {
           await service.remove(db(), actorOf(request), request.params.uuid);

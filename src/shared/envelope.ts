@@ -92,7 +92,7 @@ export const ErrorSchema = z
 export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Validation error (`validation_error`, `invalid_status_transition`, `primary_location`).',
   401: 'Missing, malformed, unknown or revoked API key (`unauthorized`).',
-  403: 'Forbidden: `ip_restricted`, `addon_required` or `usage_limit_exceeded`.',
+  403: 'Forbidden: `ip_restricted`, `insufficient_scope`, `addon_required` or `usage_limit_exceeded`.',
   404: 'The addressed resource does not exist in this company (`not_found`).',
   405: 'The path exists but not with this method (`method_not_allowed`); the Allow header lists its methods.',
   409: 'A request with the same Idempotency-Key is still in progress (`conflict`).',

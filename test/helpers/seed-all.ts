@@ -79,8 +79,9 @@ export async function seedAll(app: FastifyInstance, key: string) {
   // Disabled, so it never sends anything; a public address literal passes the address check without DNS.
   const webhookEndpoint = await createVia(app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
   const event = await firstEventOf(app, key, location.uuid);
+  const apiKey = await createVia(app, key, '/api_keys', { name: 'Seeded reader', scopes: ['customers:read'] });
   return {
-    records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint },
+    records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint, apiKey },
     byCollection: {
       '/api/v1/locations': location.uuid,
       '/api/v1/customers': customer.uuid,
@@ -92,6 +93,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
       '/api/v1/jobs/{job_uuid}/photos': photo.uuid,
       '/api/v1/webhook_endpoints': webhookEndpoint.uuid,
       '/api/v1/events': event.uuid,
+      '/api/v1/api_keys': apiKey.uuid,
     } as Record<string, string>,
     jobUuid: job.uuid as string,
     customerUuid: customer.uuid as string,
@@ -99,6 +101,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
     templateUuid: template.uuid as string,
     invoiceUuid: invoice.uuid as string,
     estimateUuid: estimate.uuid as string,
+    apiKeyUuid: apiKey.uuid as string,
     paymentUuid: payment.uuid as string,
     photoUuid: photo.uuid as string,
   };

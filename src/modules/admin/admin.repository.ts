@@ -2,14 +2,7 @@ import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { apiKeys, companies, users } from '../../db/schema/index.js';
 
-/** The queries of provisioning (the admin CLI, the demo bootstrap, the tests). */
-
-export async function insertApiKey(
-  db: Db,
-  values: { id: string; companyId: string; userId: string; keyPrefix: string; keyHash: string; allowedIps: string[] },
-): Promise<void> {
-  await db.insert(apiKeys).values(values);
-}
+/** The queries of provisioning (the admin CLI, the demo bootstrap, the tests). Keys are issued by the api-keys module. */
 
 /** A live user of the company, or null. */
 export async function findLiveUser(db: Db, companyId: string, userId: string): Promise<{ id: string } | null> {
@@ -42,7 +35,17 @@ export async function revokeKeyByPrefix(db: Db, keyPrefix: string, now = new Dat
   return revoked.length > 0;
 }
 
-/** Every company, oldest first, with its settings. */
+/** A live company (not a sandbox), or null. */
+export async function findLiveCompany(db: Db, companyId: string): Promise<{ uuid: string } | null> {
+  const [company] = await db
+    .select({ uuid: companies.uuid })
+    .from(companies)
+    .where(and(eq(companies.uuid, companyId), isNull(companies.sandboxOf)))
+    .limit(1);
+  return company ?? null;
+}
+
+/** Every live company (sandboxes are part of theirs), oldest first, with its settings. */
 export function selectCompanies(db: Db) {
   return db
     .select({
@@ -54,6 +57,7 @@ export function selectCompanies(db: Db) {
       createdAt: companies.createdAt,
     })
     .from(companies)
+    .where(isNull(companies.sandboxOf))
     .orderBy(asc(companies.createdAt), asc(companies.uuid));
 }
 
@@ -61,13 +65,18 @@ export function selectCompanies(db: Db) {
 export function selectApiKeysOfCompany(db: Db, companyId: string) {
   return db
     .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
       keyPrefix: apiKeys.keyPrefix,
+      mode: apiKeys.mode,
+      scopes: apiKeys.scopes,
       userId: apiKeys.userId,
       firstName: users.firstName,
       lastName: users.lastName,
       allowedIps: apiKeys.allowedIps,
       createdAt: apiKeys.createdAt,
       lastUsedAt: apiKeys.lastUsedAt,
+      expiresAt: apiKeys.expiresAt,
       revokedAt: apiKeys.revokedAt,
     })
     .from(apiKeys)

@@ -1,10 +1,11 @@
-import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
-import { ALL_ADDONS } from '../../db/schema/index.js';
-import { findCompany, insertCompany, updateCompanySettings } from '../companies/companies.repository.js';
+import { ALL_ADDONS, type KeyMode } from '../../db/schema/index.js';
+import { insertCompany, updateCompanySettings } from '../companies/companies.repository.js';
+import { mirrorUsersToSandbox } from '../companies/sandbox.service.js';
 import { insertUser } from '../users/users.repository.js';
-import { generateApiKey } from '../auth/api-keys.js';
+import { isIpOrCidr } from '../auth/api-keys.js';
+import { issueApiKey } from '../api-keys/api-keys.service.js';
 import * as repository from './admin.repository.js';
 
 /** Company, user and key provisioning: used by the admin CLI, the demo bootstrap and the tests. */
@@ -30,8 +31,7 @@ export function parseAllowedIps(list: string): string[] {
     .map((entry) => entry.trim())
     .filter(Boolean);
   for (const entry of entries) {
-    const valid = entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
-    if (!valid) throw new ProvisioningError(`Not an IP address or CIDR: '${entry}'`);
+    if (!isIpOrCidr(entry)) throw new ProvisioningError(`Not an IP address or CIDR: '${entry}'`);
   }
   return entries;
 }
@@ -61,15 +61,16 @@ export async function createCompany(db: Db, input: NewCompany) {
       lastName: 'Owner',
       email: input.email,
     });
-    const key = await insertKey(tx, company.uuid, owner.id, []);
-    return { company_uuid: company.uuid, user_id: owner.id, api_key: key.apiKey };
+    const key = await insertKey(tx, { companyId: company.uuid, userId: owner.id, mode: 'live', allowedIps: [] });
+    return { company_uuid: company.uuid, user_id: owner.id, api_key: key.api_key };
   });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A live company: a sandbox is reached through its company's test keys, never named here. */
 async function requireCompany(db: Db, companyId: string) {
-  if (!UUID.test(companyId) || !(await findCompany(db, companyId.toLowerCase()))) {
+  if (!UUID.test(companyId) || !(await repository.findLiveCompany(db, companyId.toLowerCase()))) {
     throw new ProvisioningError(`No company ${companyId}`);
   }
   return companyId.toLowerCase();
@@ -90,16 +91,17 @@ export async function createUser(
     lastName: input.lastName.trim(),
     email: input.email ?? null,
   });
+  // The sandbox keeps a copy of every user (same id), so test requests can name this one too.
+  await mirrorUsersToSandbox(db, companyId);
   return { user_id: user.id };
 }
 
-async function insertKey(db: Db, companyId: string, userId: string, allowedIps: string[]) {
-  const key = generateApiKey();
-  await repository.insertApiKey(db, { id: uuidv7(), companyId, userId, keyPrefix: key.keyPrefix, keyHash: key.keyHash, allowedIps });
-  return key;
+/** A CLI-made key holds every scope (`*`). */
+function insertKey(db: Db, key: { companyId: string; userId: string; mode: KeyMode; allowedIps: string[] }) {
+  return issueApiKey(db, { ...key, scopes: ['*'] });
 }
 
-export async function createApiKey(db: Db, input: { companyId: string; userId?: string; allowedIps?: string[] }) {
+export async function createApiKey(db: Db, input: { companyId: string; userId?: string; allowedIps?: string[]; test?: boolean }) {
   const companyId = await requireCompany(db, input.companyId);
   let userId = input.userId?.toLowerCase();
   if (userId) {
@@ -111,8 +113,8 @@ export async function createApiKey(db: Db, input: { companyId: string; userId?: 
     if (!owner) throw new ProvisioningError(`Company ${companyId} has no user; create one first`);
     userId = owner.id;
   }
-  const key = await insertKey(db, companyId, userId, input.allowedIps ?? []);
-  return { api_key: key.apiKey, key_prefix: key.keyPrefix };
+  const key = await insertKey(db, { companyId, userId, mode: input.test ? 'test' : 'live', allowedIps: input.allowedIps ?? [] });
+  return { api_key: key.api_key, key_prefix: key.key_prefix };
 }
 
 export async function revokeApiKey(db: Db, keyPrefix: string) {
@@ -159,12 +161,17 @@ export async function listApiKeys(db: Db, input: { companyId: string }) {
   return {
     company_uuid: companyId,
     api_keys: rows.map((row) => ({
+      uuid: row.id,
+      name: row.name,
       key_prefix: row.keyPrefix,
+      mode: row.mode,
+      scopes: row.scopes,
       user_id: row.userId,
       user_name: `${row.firstName} ${row.lastName}`,
       allowed_ips: row.allowedIps,
       created_at: iso(row.createdAt),
       last_used_at: iso(row.lastUsedAt),
+      expires_at: iso(row.expiresAt),
       revoked_at: iso(row.revokedAt),
     })),
   };

@@ -9,7 +9,7 @@ export const companyRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/companies/me',
     {
-      config: { etag: true },
+      config: { scope: 'company:read', etag: true },
       schema: {
         tags: ['Company'],
         operationId: 'getCurrentCompany',

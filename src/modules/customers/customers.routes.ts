@@ -12,6 +12,7 @@ import { customersService } from './customers.service.js';
 export const customerRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const crud = crudRoutes(app, {
+    scope: 'customers',
     tag: 'Customers',
     noun: 'Customer',
     plural: 'customers',

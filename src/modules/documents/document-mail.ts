@@ -90,22 +90,30 @@ function htmlBody(document: CustomerDocument, content: MailContent, outgoing: Ou
 </body></html>`;
 }
 
-/** Sends through SMTP_URL; any failure of the SMTP server is 503 service_unavailable. */
+/**
+ * Sends through SMTP_URL; any failure of the SMTP server is 503 service_unavailable. With `deliver: false`
+ * (the sandbox) the message is built the same way but goes nowhere: no connection is made.
+ */
 export async function sendDocumentEmail(
   config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>,
   document: CustomerDocument,
   outgoing: OutgoingDocument,
+  options: { deliver: boolean } = { deliver: true },
 ): Promise<{ messageId: string; sentAt: Date }> {
   const content = contentOf(document);
   // Loaded on the first email, like the PDF layout: most instances never send one.
   const { createTransport } = await import('nodemailer');
-  const transport = createTransport({
-    url: config.SMTP_URL,
-    // A slow or silent server fails the request instead of holding it for minutes.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
-  } as Parameters<typeof CreateTransport>[0]);
+  const transport = createTransport(
+    (options.deliver
+      ? {
+          url: config.SMTP_URL,
+          // A slow or silent server fails the request instead of holding it for minutes.
+          connectionTimeout: 10_000,
+          greetingTimeout: 10_000,
+          socketTimeout: 30_000,
+        }
+      : { jsonTransport: true }) as Parameters<typeof CreateTransport>[0],
+  );
   try {
     const info = await transport.sendMail({
       from: { name: document.company.name, address: config.MAIL_FROM ?? document.company.email },

@@ -54,10 +54,13 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
 
   for (const kind of ['invoice', 'estimate'] as const) {
     const { path, noun, tag, pascal } = NOUNS[kind];
+    // A PDF reads the document; a share link or an email acts on it (DECISIONS §12).
+    const scopeArea = kind === 'invoice' ? 'invoices' : 'estimates';
 
     app.get(
       `${path}/:uuid/pdf`,
       {
+        config: { scope: `${scopeArea}:read` },
         schema: {
           tags: [tag],
           operationId: `get${pascal}Pdf`,
@@ -83,6 +86,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
     app.post(
       `${path}/:uuid/share_link`,
       {
+        config: { scope: `${scopeArea}:write` },
         schema: {
           tags: [tag],
           operationId: `create${pascal}ShareLink`,
@@ -106,6 +110,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
     app.post(
       `${path}/:uuid/send`,
       {
+        config: { scope: `${scopeArea}:write` },
         schema: {
           tags: [tag],
           operationId: `send${pascal}`,
@@ -116,7 +121,8 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
             (kind === 'estimate'
               ? "After the mail server accepts it, the estimate's job moves to Estimate Sent when it is New, Contacted or Scheduled. "
               : 'After the mail server accepts it, a Draft invoice becomes Pending. ') +
-            'SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes.',
+            'SMTP_URL unset, or a mail server that refuses or cannot be reached: 503 service_unavailable and nothing changes. ' +
+            'With a test key (the sandbox) the email is made but goes nowhere, no mail server is needed, and the answer says `test_mode: true`.',
           security: SECURITY,
           params: DocumentParams,
           body: SendDocumentBody.nullish(),

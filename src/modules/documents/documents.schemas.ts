@@ -35,6 +35,10 @@ export const SentDocument = z
     message_id: z.string().describe('The Message-ID of the email.').meta({ example: '<0b9f3b0e-1c1d-4f9a-9d61-5f2c1b8a7e31@example.com>' }),
     to: z.array(z.string()).describe('The recipients (to, then cc).').meta({ example: ['dana@example.com'] }),
     sent_at: timestampOutput.describe('When the SMTP server accepted the message.'),
+    test_mode: z
+      .boolean()
+      .describe('true when sent with a test key: the email was made but went nowhere (the sandbox never mails anyone).')
+      .meta({ example: false }),
   })
   .meta({ id: 'SentDocument' });
 export type SentDocument = z.infer<typeof SentDocument>;

@@ -151,18 +151,14 @@ export async function sendDocument(
   const document = await loadDocument(db, kind, record);
   const to = body.to ?? document.customerEmail;
   if (!to) throw invalidField('to', "is required: the customer has no email address", 'required');
-  if (!config.SMTP_URL) throw new AppError('service_unavailable', 'Email is not configured on this server (SMTP_URL).');
+  // The sandbox sends nothing, so it needs no mail server.
+  const deliver = !actor.testMode;
+  if (deliver && !config.SMTP_URL) throw new AppError('service_unavailable', 'Email is not configured on this server (SMTP_URL).');
 
   const link = makeShareLink(links, kind, record);
   const pdf = await renderer.pdf(document, actor.companyId);
-  const sent = await sendDocumentEmail(config, document, {
-    to,
-    cc: body.cc ?? [],
-    message: body.message ?? null,
-    link,
-    pdf,
-    filename: pdfFilename(document),
-  });
+  const outgoing = { to, cc: body.cc ?? [], message: body.message ?? null, link, pdf, filename: pdfFilename(document) };
+  const sent = await sendDocumentEmail(config, document, outgoing, { deliver });
 
   await db.transaction(async (tx) => {
     if (document.kind === 'estimate') {
@@ -176,5 +172,5 @@ export async function sendDocument(
       if (invoice?.status === 'Draft') await invoicesService.update(tx, actor, uuid, { status: 'Pending' });
     }
   });
-  return { message_id: sent.messageId, to: [to, ...(body.cc ?? [])], sent_at: sent.sentAt.toISOString() };
+  return { message_id: sent.messageId, to: [to, ...(body.cc ?? [])], sent_at: sent.sentAt.toISOString(), test_mode: !deliver };
 }

@@ -21,6 +21,8 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/estimates/preview',
     {
+      // A dry run writes nothing: reading the area is enough.
+      config: { scope: 'estimates:read' },
       schema: {
         tags: ['Estimates'],
         operationId: 'previewEstimate',
@@ -35,6 +37,7 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
   );
 
   const crud = crudRoutes(app, {
+    scope: 'estimates',
     tag: 'Estimates',
     noun: 'Estimate',
     plural: 'estimates',

@@ -23,6 +23,7 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/events',
     {
+      config: { scope: 'events:read' },
       schema: {
         tags: [TAG],
         operationId: 'listEvents',
@@ -42,7 +43,7 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/events/:uuid',
     {
-      config: { etag: true },
+      config: { scope: 'events:read', etag: true },
       schema: {
         tags: [TAG],
         operationId: 'getEvent',

@@ -21,6 +21,8 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/invoices/preview',
     {
+      // A dry run writes nothing: reading the area is enough.
+      config: { scope: 'invoices:read' },
       schema: {
         tags: ['Invoices'],
         operationId: 'previewInvoice',
@@ -41,6 +43,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
   );
 
   const crud = crudRoutes(app, {
+    scope: 'invoices',
     tag: 'Invoices',
     noun: 'Invoice',
     plural: 'invoices',

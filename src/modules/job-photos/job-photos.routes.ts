@@ -20,7 +20,8 @@ import {
 import * as service from './job-photos.service.js';
 
 const TAG = 'Job photos';
-const config = { addon: 'photos' as const };
+const readConfig = { scope: 'job_photos:read', addon: 'photos' } as const;
+const writeConfig = { scope: 'job_photos:write', addon: 'photos' } as const;
 /** Non-file fields are tiny; these limits keep a request from holding memory with them. */
 const FIELD_LIMITS = { fields: 10, fieldSize: 1024, fieldNameSize: 100, headerPairs: 100 };
 
@@ -72,7 +73,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/jobs/:job_uuid/photos',
     {
-      config,
+      config: readConfig,
       schema: {
         tags: [TAG],
         operationId: 'listJobPhotos',
@@ -93,7 +94,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/jobs/:job_uuid/photos/:photo_uuid',
     {
-      config: { ...config, etag: true },
+      config: { ...readConfig, etag: true },
       schema: {
         tags: [TAG],
         operationId: 'getJobPhoto',
@@ -122,7 +123,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/jobs/:job_uuid/photos',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags: [TAG],
         operationId: 'uploadJobPhotos',
@@ -162,7 +163,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.delete(
     '/jobs/:job_uuid/photos/:photo_uuid',
     {
-      config,
+      config: writeConfig,
       schema: {
         tags: [TAG],
         operationId: 'deleteJobPhoto',

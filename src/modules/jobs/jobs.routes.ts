@@ -12,6 +12,7 @@ const STATUS_TIMESTAMPS =
 export const jobRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const crud = crudRoutes(app, {
+    scope: 'jobs',
     tag: 'Jobs',
     noun: 'Job',
     plural: 'jobs',

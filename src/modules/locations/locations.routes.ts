@@ -12,6 +12,7 @@ import { locationsService } from './locations.service.js';
 export const locationRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const crud = crudRoutes(app, {
+    scope: 'locations',
     tag: 'Locations',
     noun: 'Location',
     plural: 'locations',

@@ -8,7 +8,7 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/numbering',
     {
-      config: { addon: 'numbering' },
+      config: { scope: 'numbering:read', addon: 'numbering' },
       schema: {
         tags: ['Numbering'],
         operationId: 'getNumbering',
@@ -24,7 +24,7 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
   app.put(
     '/numbering',
     {
-      config: { addon: 'numbering' },
+      config: { scope: 'numbering:write', addon: 'numbering' },
       schema: {
         tags: ['Numbering'],
         operationId: 'updateNumbering',

@@ -13,6 +13,7 @@ import { paymentsService } from './payments.service.js';
 export const paymentRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const crud = crudRoutes(app, {
+    scope: 'payments',
     tag: 'Payments',
     noun: 'Payment',
     plural: 'payments',

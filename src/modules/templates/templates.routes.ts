@@ -12,6 +12,7 @@ import { templatesService } from './templates.service.js';
 export const templateRoutes: FastifyPluginAsync = async (parent) => {
   const app = parent.withTypeProvider<ZodTypeProvider>();
   const crud = crudRoutes(app, {
+    scope: 'templates',
     tag: 'Templates',
     noun: 'Template',
     plural: 'templates',

@@ -8,6 +8,7 @@ export const userRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/users',
     {
+      config: { scope: 'users:read' },
       schema: {
         tags: ['Users'],
         operationId: 'listUsers',

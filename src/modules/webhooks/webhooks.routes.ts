@@ -47,6 +47,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
   const db = () => app.deps.database.db;
 
   const crud = crudRoutes(app, {
+    scope: 'webhook_endpoints',
     tag: TAG,
     noun: 'Webhook endpoint',
     plural: 'webhook_endpoints',
@@ -73,6 +74,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
   app.get(
     '/webhook_endpoints/:uuid/deliveries',
     {
+      config: { scope: 'webhook_endpoints:read' },
       schema: {
         tags: [TAG],
         operationId: 'listWebhookDeliveries',
@@ -93,6 +95,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/webhook_endpoints/:uuid/deliveries/:delivery_uuid/retry',
     {
+      config: { scope: 'webhook_endpoints:write' },
       schema: {
         tags: [TAG],
         operationId: 'retryWebhookDelivery',
