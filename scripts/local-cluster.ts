@@ -331,6 +331,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           // One upload directory and one link-signing secret for all: any instance serves any photo link.
           DATA_DIR: path.join(dir, 'data'),
           PHOTO_URL_SECRET: process.env.PHOTO_URL_SECRET || photoUrlSecret,
+          // Longer than deploy/haproxy.cfg's three failed /readyz checks a second apart: out of the pool before it closes.
+          SHUTDOWN_DRAIN_MS: '3500',
           ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
           ...options.env,
         },

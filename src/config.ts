@@ -60,6 +60,9 @@ const ConfigSchema = z.object({
   MAX_PHOTOS_PER_REQUEST: z.coerce.number().int().min(1).max(100).default(10),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
+  // On SIGTERM, how long /readyz answers 503 (and every answer closes its connection) while requests are still
+  // served, before the listener closes: a load balancer takes the instance out first, so no request is cut.
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   // Shared rate-limit counters for several instances; unset: each instance counts on its own.
   REDIS_URL: optionalString,

@@ -59,10 +59,13 @@ async function start() {
   // The app owns the database: app.close() stops background work with its last writes, then closes it.
   const app = await buildApp({ config, database, storage, ownsDatabase: true });
 
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  closeWithGrace({ delay: 10_000 + config.SHUTDOWN_DRAIN_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     else app.log.info({ signal }, 'shutting down');
     app.lifecycle.beginShutdown();
+    // Behind a balancer: keep serving while /readyz says 503, until the balancer has taken this instance out;
+    // closing the listener first would cut a request sent on a kept-alive connection at that moment.
+    if (!err && config.SHUTDOWN_DRAIN_MS > 0) await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_MS));
     await app.close();
   });
 
