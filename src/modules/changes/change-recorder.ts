@@ -4,6 +4,7 @@ import type { EventType, ObjectType } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
+import { insertKeyCompletion, keyCompletion, keyedWrite, markCompleted } from '../../shared/keyed-writes.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
 import { insertEventsWithDeliveries, type NewEvent } from './changes.repository.js';
@@ -88,6 +89,8 @@ export class Answer<T> {
   constructor(
     private readonly key: string,
     private readonly read: () => T | undefined,
+    /** The uuid of the record when this write created it. */
+    readonly createdUuid: string | null = null,
   ) {}
 
   /** The record as read at the end of the transaction. */
@@ -202,7 +205,8 @@ export class Changes {
 
   /** Names the record recordChanges answers with, as read at the end of the transaction: return it from the write. */
   answer<K extends ObjectType>(type: K, uuid: string): Answer<RecordedObjects[K]> {
-    return new Answer(`${type}:${uuid}`, () => this.recordsOf(type).get(uuid));
+    const key = `${type}:${uuid}`;
+    return new Answer(key, () => this.recordsOf(type).get(uuid), this.entries.get(key)?.kind === 'created' ? uuid : null);
   }
 
   /**
@@ -260,27 +264,38 @@ function eventOf(entry: Entry, after: ApiRecord, embeds: readonly string[]): { t
 }
 
 type Write<R> = (changes: Changes) => Promise<R>;
+/** Who writes: the company, the If-Match of a conditional write and the Idempotency-Key of a keyed one. */
+type WriteActor = Pick<Actor, 'companyId' | 'ifMatch' | 'idempotency'>;
 
 /**
  * Runs a write in one transaction that records its events (DECISIONS §9.1): the write remembers what it
  * changes through `changes`, and the events are written before the commit. A write that returns
- * changes.answer(type, uuid) resolves to that record, as read at the end of the transaction.
+ * changes.answer(type, uuid) resolves to that record, as read at the end of the transaction. A keyed request
+ * (an Idempotency-Key) has its key completed with that answer in the same transaction (shared/keyed-writes.ts).
  */
-export function recordChanges<T>(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<Answer<T>>, context?: ChangeContext): Promise<T>;
-export function recordChanges(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<void>, context?: ChangeContext): Promise<void>;
+export function recordChanges<T>(db: Db, actor: WriteActor, write: Write<Answer<T>>, context?: ChangeContext): Promise<T>;
+export function recordChanges(db: Db, actor: WriteActor, write: Write<void>, context?: ChangeContext): Promise<void>;
 export async function recordChanges<T>(
   db: Db,
-  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
+  actor: WriteActor,
   write: Write<Answer<T> | void>,
   context: ChangeContext = {},
 ): Promise<T | void> {
-  return db.transaction(async (tx) => {
-    markRecording(tx);
-    const changes = new Changes(tx, actor, context);
-    const answer = await write(changes);
-    await changes.flush();
-    return answer instanceof Answer ? answer.value() : undefined;
-  });
+  return keyedWrite(actor, () =>
+    db.transaction(async (tx) => {
+      markRecording(tx);
+      const changes = new Changes(tx, actor, context);
+      const answer = await write(changes);
+      await changes.flush();
+      if (!(answer instanceof Answer)) return undefined;
+      const value = answer.value();
+      // A keyed request's answer is kept in this transaction: the key completes with the work or not at all.
+      const completion = keyCompletion(actor, value, answer.createdUuid);
+      await insertKeyCompletion(tx, completion);
+      markCompleted(actor, completion);
+      return value;
+    }),
+  );
 }
 
 /**
