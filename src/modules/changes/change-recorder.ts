@@ -1,3 +1,4 @@
+import { getTableName } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import type { EventType, ObjectType } from '../../db/schema/index.js';
@@ -7,7 +8,8 @@ import { assertIfMatch } from '../../shared/etag.js';
 import { insertKeyCompletion, keyCompletion, keyedWrite, markCompleted } from '../../shared/keyed-writes.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
-import { insertEventsWithDeliveries, type NewEvent } from './changes.repository.js';
+import { newRow, rowColumns } from '../../shared/record-rows.js';
+import { insertEventsWithDeliveries, insertRecordWithEvent, type NewEvent } from './changes.repository.js';
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
@@ -38,6 +40,11 @@ export interface RecordedType<T> {
    * when there is none. Without it, the row is locked and the record read by two statements.
    */
   lockAndLoad?(db: Db, companyId: string, uuid: string, includeDeleted: boolean, context: ChangeContext): Promise<{ row: unknown; record: T } | null>;
+  /**
+   * The record from its row: the resource's mapper, the one definition of its JSON. A type that has it can
+   * be created in one statement (createRecord), its event built from the row the service writes.
+   */
+  fromRow?(row: never): T;
 }
 
 /**
@@ -307,4 +314,37 @@ export function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>
     await changes.target(type, uuid);
     await softDelete(changes.tx, definitionOf(type).table, actor.companyId, uuid);
   });
+}
+
+/**
+ * A create that needs nothing else in its transaction, in one statement (one round trip, no BEGIN or
+ * COMMIT): the row (the values given, the schema's defaults, created_at and updated_at from this clock),
+ * its created event with the record built by the type's mapper from that same row (so the event carries
+ * the record exactly as its GET answers it, without reading it back), the event's webhook deliveries, and
+ * a keyed request's Idempotency-Key completed with its answer. Answers the record.
+ */
+export async function createRecord<K extends ObjectType>(
+  db: Db,
+  actor: WriteActor,
+  type: K,
+  values: Record<string, unknown> & { uuid: string },
+): Promise<RecordedObjects[K]> {
+  const definition = definitionOf(type);
+  if (!definition.fromRow) throw new Error(`The ${type} records have no fromRow: they cannot be created in one statement`);
+  const row = newRow<never>(definition.table, { ...values, companyId: actor.companyId }, new Date());
+  const record = definition.fromRow(row);
+  const event: NewEvent = {
+    companyId: actor.companyId,
+    uuid: uuidv7(),
+    type: `${type}.created`,
+    objectType: type,
+    objectUuid: values.uuid,
+    data: { object: record },
+  };
+  const completion = keyCompletion(actor, record, values.uuid);
+  await keyedWrite(actor, () =>
+    insertRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, row), event, completion, () => uuidv7()),
+  );
+  markCompleted(actor, completion);
+  return record;
 }

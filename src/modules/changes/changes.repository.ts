@@ -2,6 +2,8 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
+import type { KeyCompletion } from '../../shared/keyed-writes.js';
+import type { RowColumn } from '../../shared/record-rows.js';
 
 /* The write side of change data: the events of a change and their webhook deliveries (the feed reads them in events/). */
 
@@ -153,5 +155,65 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
     const built = await db.execute(statement(valuesList(values), sql.param(ids)));
     [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
   }
+  return result?.made ?? 0;
+}
+
+
+/**
+ * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event, the
+ * event's deliveries to the company's subscribed endpoints and, for a keyed request, the key's completion,
+ * as data-modifying CTEs of one INSERT, which commits or fails whole. The event's JSON is built by the
+ * service (the record's mapper over the row it writes), so nothing is read back. Prepared once per table
+ * and shape (keyed or not): every column is always written.
+ */
+export async function insertRecordWithEvent(
+  db: Db,
+  tableName: string,
+  columns: readonly RowColumn[],
+  event: NewEvent,
+  key: KeyCompletion | null,
+  newDeliveryUuid: () => string,
+): Promise<number> {
+  const ids = Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const name = `create_${tableName}${key ? '_keyed' : ''}`;
+  const build = () => {
+    const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
+    const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
+    const keyed = key
+      ? sql`, completed as (
+          insert into idempotency_keys (company_id, key, fingerprint, state, response_status, response_body, record_uuid)
+          select ${sql.placeholder('keyCompany')}::uuid, ${sql.placeholder('key')}, ${sql.placeholder('fingerprint')}, 'completed',
+            ${sql.placeholder('status')}::int, ${sql.placeholder('body')}, ${sql.placeholder('recordUuid')}::uuid from inserted
+        )`
+      : sql``;
+    return sql`with inserted as (
+        insert into ${sql.identifier(tableName)} (${list}) values (${values}) returning 1
+      ), event as (
+        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
+        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
+          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json from inserted
+        returning company_id, uuid, type
+      ), targets as (
+        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
+        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
+      ), made as (
+        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+        returning 1
+      )${keyed}
+      select count(*)::int as made from made`;
+  };
+  const params: Record<string, unknown> = {
+    ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
+    companyId: event.companyId,
+    uuid: event.uuid,
+    type: event.type,
+    objectType: event.objectType,
+    objectUuid: event.objectUuid,
+    data: JSON.stringify(event.data),
+    ids,
+    ...(key ? { keyCompany: key.companyId, key: key.key, fingerprint: key.fingerprint, status: key.status, body: key.body, recordUuid: key.recordUuid } : {}),
+  };
+  const [result] = await executePrepared<{ made: number }>(db, name, build, params);
   return result?.made ?? 0;
 }
