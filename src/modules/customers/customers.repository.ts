@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, paginate, searchMatches, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -36,10 +36,6 @@ export function listCustomers(db: Db, companyId: string, query: ListCustomersQue
     (offset, limit) => selectPage(db, customers, companyId, { includeDeleted: query.include_deleted, filters, search: query.search, sort: query.sort, offset, limit }),
     () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
-}
-
-export function insertCustomer(db: Db, values: CustomerInsert): Promise<CustomerRow> {
-  return insertRow(db, customers, values);
 }
 
 export function updateCustomer(db: Db, companyId: string, uuid: string, values: Partial<CustomerInsert>) {

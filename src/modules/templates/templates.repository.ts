@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -22,10 +22,6 @@ export function listTemplates(db: Db, companyId: string, query: ListTemplatesQue
     (offset, limit) => selectPage(db, templates, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
     () => countRows(db, templates, companyId, query.include_deleted, filters),
   );
-}
-
-export function insertTemplate(db: Db, values: TemplateInsert): Promise<TemplateRow> {
-  return insertRow(db, templates, values);
 }
 
 export function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
