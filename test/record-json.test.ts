@@ -115,5 +115,27 @@ describe('records created in one statement: the mapper over the service row is t
         expect(kept).toEqual({ body: created.raw.body, record: uuid });
       }
     });
+
+    it(`${type}: an update and a delete answer, GET and record in their events the same record`, async () => {
+      const company = await makeCompany(ctx.database);
+      const location = await makeLocation(ctx.app, company.key);
+      const [first, full] = bodies(location.uuid);
+      const created = await call(ctx.app, 'POST', `/api/v1${path}`, { key: company.key, body: first });
+      const uuid = created.body.data.uuid;
+      const updated = await call(ctx.app, 'PATCH', `/api/v1${path}/${uuid}`, { key: company.key, body: full });
+      expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+      const got = await call(ctx.app, 'GET', `/api/v1${path}/${uuid}`, { key: company.key });
+      expect(got.raw.body).toBe(updated.raw.body);
+      const removed = await call(ctx.app, 'DELETE', `/api/v1${path}/${uuid}`, { key: company.key });
+      expect(removed.status).toBe(200);
+      const gone = await call(ctx.app, 'GET', `/api/v1${path}/${uuid}?include_deleted=true`, { key: company.key });
+      expect(gone.body.data.deleted_at).not.toBeNull();
+      const feed = await call(ctx.app, 'GET', `/api/v1/events?object_uuid=${uuid}`, { key: company.key });
+      const events = feed.body.data.events as Array<{ type: string; data: { object: unknown; previous_attributes?: Record<string, unknown> } }>;
+      expect(events.map((event) => event.type)).toEqual([`${type}.created`, `${type}.updated`, `${type}.deleted`]);
+      expect(JSON.stringify(events[1].data.object)).toBe(JSON.stringify(got.body.data));
+      expect(Object.keys(events[1].data.previous_attributes!).length).toBeGreaterThan(0);
+      expect(JSON.stringify(events[2].data.object)).toBe(JSON.stringify(gone.body.data));
+    });
   }
 });

@@ -78,6 +78,21 @@ export function newRow<Row>(table: TenantTable, values: Record<string, unknown>,
   return row as Row;
 }
 
+/**
+ * A row after an update: the row read, the changed values over it (undefined leaves a column as it is;
+ * jsonb in the order the database keeps), updated_at from `now`.
+ */
+export function changedRow<Row>(table: TenantTable, row: Row, values: Record<string, unknown>, now: Date): Row {
+  const next: Record<string, unknown> = { ...(row as Record<string, unknown>) };
+  for (const { key, sqlType } of writableColumns(table)) {
+    const value = values[key];
+    if (value === undefined) continue;
+    next[key] = sqlType === 'jsonb' && value !== null ? asJsonb(value) : value;
+  }
+  next.updatedAt = now;
+  return next as Row;
+}
+
 /** The row's columns with their values as the driver sends them (cast in SQL to the column's type). */
 export function rowColumns(table: TenantTable, row: Record<string, unknown>): RowColumn[] {
   return writableColumns(table).map(({ key, column, sqlType, json }) => {

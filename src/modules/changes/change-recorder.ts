@@ -8,8 +8,14 @@ import { assertIfMatch } from '../../shared/etag.js';
 import { insertKeyCompletion, keyCompletion, keyedWrite, markCompleted } from '../../shared/keyed-writes.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
-import { newRow, rowColumns } from '../../shared/record-rows.js';
-import { insertEventsWithDeliveries, insertRecordWithEvent, type NewEvent } from './changes.repository.js';
+import { changedRow, newRow, rowColumns } from '../../shared/record-rows.js';
+import {
+  findVersionedRow,
+  insertEventsWithDeliveries,
+  insertRecordWithEvent,
+  updateRecordWithEvent,
+  type NewEvent,
+} from './changes.repository.js';
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
@@ -309,7 +315,11 @@ export async function recordChanges<T>(
  * DELETE of a record that needs nothing else: the live record locked, checked against If-Match, marked
  * deleted and its event recorded, in one transaction.
  */
-export function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, type: ObjectType, uuid: string): Promise<void> {
+export async function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, type: ObjectType, uuid: string): Promise<void> {
+  if (definitionOf(type).fromRow) {
+    await changeRecord(db, actor, type, uuid, () => ({ deletedAt: new Date() }));
+    return;
+  }
   return recordChanges(db, actor, async (changes) => {
     await changes.target(type, uuid);
     await softDelete(changes.tx, definitionOf(type).table, actor.companyId, uuid);
@@ -347,4 +357,51 @@ export async function createRecord<K extends ObjectType>(
   );
   markCompleted(actor, completion);
   return record;
+}
+
+/** How many times a change is tried again when another write changed its record between its two statements. */
+const CHANGE_ATTEMPTS = 20;
+
+/**
+ * An update or soft delete of a record that changes nothing else, in two round trips and no transaction:
+ * the live row is read with its version (404 when there is none), checked against If-Match, and `change`
+ * gives the new values (it may refuse them, or check references); then one statement writes the new row (the
+ * record from the type's mapper, updated_at from this clock) with its event, only if the row is still the
+ * version read. When another write came between, the change starts over on the row as it is now (its
+ * If-Match is checked again), so of two writes with the same If-Match only the first succeeds. Answers the
+ * record after the change.
+ */
+export async function changeRecord<K extends ObjectType>(
+  db: Db,
+  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
+  type: K,
+  uuid: string,
+  change: (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>,
+): Promise<RecordedObjects[K]> {
+  const definition = definitionOf(type);
+  const fromRow = definition.fromRow;
+  if (!fromRow) throw new Error(`The ${type} records have no fromRow: they cannot be changed in one statement`);
+  for (let attempt = 1; ; attempt++) {
+    const found = await findVersionedRow<Record<string, unknown>>(db, definition.table, actor.companyId, uuid);
+    if (!found) throw notFound(definition.noun);
+    const { version, ...row } = found;
+    const before = fromRow(row as never) as ApiRecord;
+    assertIfMatch(actor.ifMatch, before);
+    const values = await change(row as never);
+    const next = changedRow(definition.table, row, values, new Date());
+    const after = fromRow(next as never);
+    const described = eventOf({ type, uuid, kind: 'target', before }, after as ApiRecord, definition.embeds);
+    const event: NewEvent | null = described && {
+      companyId: actor.companyId,
+      uuid: uuidv7(),
+      type: described.type,
+      objectType: type,
+      objectUuid: uuid,
+      data: described.data,
+    };
+    const where = { companyId: actor.companyId, uuid, version };
+    const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, () => uuidv7());
+    if (written) return after;
+    if (attempt >= CHANGE_ATTEMPTS) throw new Error(`The ${type} ${uuid} kept changing under ${CHANGE_ATTEMPTS} attempts to change it`);
+  }
 }

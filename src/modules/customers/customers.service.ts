@@ -6,7 +6,7 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { createRecord, getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { changeRecord, createRecord, getRecord, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { toCustomerResponse } from './customers.mapper.js';
 import * as repository from './customers.repository.js';
 import type {
@@ -22,12 +22,11 @@ async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
   return createRecord(db, actor, 'customer', { ...bodyToColumns(body), uuid: uuidv7() });
 }
 
+/** Two round trips: the row read, then the new row and its event written if no other write came between (changeRecord). */
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBody) {
-  return recordChanges(db, actor, async (changes) => {
-    await changes.target('customer', uuid);
-    await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-    await repository.updateCustomer(changes.tx, actor.companyId, uuid, bodyToColumns(body));
-    return changes.answer('customer', uuid);
+  return changeRecord(db, actor, 'customer', uuid, async () => {
+    await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
+    return bodyToColumns(body);
   });
 }
 

@@ -6,7 +6,7 @@ import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { createRecord, getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
+import { changeRecord, createRecord, getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { toLocationResponse } from './locations.mapper.js';
 import * as repository from './locations.repository.js';
 import type {
@@ -42,6 +42,8 @@ async function create(db: Db, actor: Actor, body: CreateLocationBody) {
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBody) {
+  // An update that does not make the location primary changes nothing else: two round trips (changeRecord).
+  if (!body.is_primary) return changeRecord(db, actor, 'location', uuid, () => bodyToColumns(body));
   return recordChanges(db, actor, async (changes) => {
     // The primary lock first, as every primary change takes it, then the row.
     if (body.is_primary) await repository.lockPrimary(changes.tx, actor.companyId);
