@@ -85,6 +85,15 @@ const CASES: Record<string, { path: string; bodies: (location: string) => Array<
 };
 
 describe('records created in one statement: the mapper over the service row is the record PostgreSQL stores', () => {
+  it('numbers in free-form jsonb written in any JSON form: the create answer is the GET', async () => {
+    const company = await makeCompany(ctx.database);
+    const rawBody = '{"first_name":"N","last_name":"Forms","internal_flags":{"n":1.50,"e":1E2,"big":1e21,"tiny":1e-7,"neg":-0.0,"s":"\\u00e9"}}';
+    const created = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, rawBody });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const got = await call(ctx.app, 'GET', `/api/v1/customers/${created.body.data.uuid}`, { key: company.key });
+    expect(got.raw.body).toBe(created.raw.body);
+  });
+
   it('covers every recorded type that is created in one statement', () => {
     const oneStatement = Object.entries(RECORDED_TYPES)
       .filter(([, type]) => type.fromRow !== undefined)
