@@ -41,6 +41,11 @@ interface Row {
   errors?: number;
   statuses?: string;
   maxRssMiB?: number;
+  /**
+   * CPU time per request of the measured run, in ms: the server processes' and their PostgreSQL backends'.
+   * Unlike req/s it hardly moves when other programs share the cores.
+   */
+  cpuMs?: { node: number; postgres: number };
   /** 2xx responses of the measured run (not the warm-up). */
   ok?: number;
   /** 2xx responses including the warm-up: what the scenario wrote. */
@@ -191,6 +196,40 @@ function rssMiB(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system) of a process in ms, or 0 when it cannot be read (it ended). */
+function cpuTimeMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the pid and the name; in clock ticks (100/s).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL backends serving the given processes (by their client port's owner is not known: by application name). */
+async function backendPids(databaseUrl: string | undefined): Promise<number[]> {
+  if (!databaseUrl) return [];
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const result = await client.query<{ pid: number }>(
+      `select pid from pg_stat_activity where datname = current_database() and application_name = 'field-service-crm-api'`,
+    );
+    return result.rows.map((row) => row.pid);
+  } catch {
+    return [];
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** CPU time of the processes since it was made, in ms. */
+function cpuMeter(pids: number[]) {
+  const start = pids.map(cpuTimeMs);
+  return () => pids.reduce((sum, pid, index) => sum + Math.max(0, cpuTimeMs(pid) - start[index]), 0);
+}
+
 /** The largest RSS any of the processes reaches while it runs. */
 function rssSampler(pids: number[]) {
   let max = 0;
@@ -275,12 +314,12 @@ async function runScenario(server: Target, scenario: Scenario, databaseUrl?: str
       if (!databaseUrl) throw new Error(`${scenario.id} needs the database URL for its setup`);
       const prepared = await scenario.setup({ url: server.url, databaseUrl, log });
       try {
-        return await measure(server, scenario, row);
+        return await measure(server, scenario, row, databaseUrl);
       } finally {
         row.note = await prepared.teardown();
       }
     }
-    return await measure(server, scenario, row);
+    return await measure(server, scenario, row, databaseUrl);
   } finally {
     if (databaseUrl) await removeBenchCustomers(databaseUrl);
   }
@@ -358,7 +397,7 @@ const CHURNED_TABLES = [
   'usage_counters',
 ];
 
-async function measure(server: Target, scenario: Scenario, row: Row): Promise<Row> {
+async function measure(server: Target, scenario: Scenario, row: Row, databaseUrl?: string): Promise<Row> {
   const sample = await probe(server.url, scenario.request);
   if (sample.status === 404 && /No route for/.test(sample.body)) {
     row.skipped = 'n/a (no route)';
@@ -377,7 +416,11 @@ async function measure(server: Target, scenario: Scenario, row: Row): Promise<Ro
   const warm = WARMUP > 0 ? await autocannon({ ...options, duration: WARMUP }) : null;
   row.okAll = (warm?.['2xx'] ?? 0);
   const sampler = rssSampler(server.pids);
+  const nodeCpu = cpuMeter(server.pids);
+  const postgresCpu = cpuMeter(await backendPids(databaseUrl));
   const result = await autocannon({ ...options, duration: DURATION });
+  const served = Math.max(1, result.requests.total);
+  row.cpuMs = { node: nodeCpu() / served, postgres: postgresCpu() / served };
   row.ok = result['2xx'];
   row.okAll += result['2xx'];
   row.maxRssMiB = sampler.stop();
@@ -390,7 +433,8 @@ async function measure(server: Target, scenario: Scenario, row: Row): Promise<Ro
     .join(', ');
   log(
     `${scenario.id}: ${fmt(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors}` +
-      ` (${row.statuses}), max RSS ${fmt(row.maxRssMiB)} MiB`,
+      ` (${row.statuses}), max RSS ${fmt(row.maxRssMiB)} MiB, CPU per request ${row.cpuMs.node.toFixed(2)} ms Node` +
+      ` + ${row.cpuMs.postgres.toFixed(2)} ms PostgreSQL`,
   );
   return row;
 }

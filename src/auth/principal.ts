@@ -34,10 +34,38 @@ export interface Actor {
   ifMatch?: string | string[];
   /** A test key's write in the sandbox: what would leave the API (an email) is answered but not done. */
   testMode?: boolean;
+  /** A POST with an Idempotency-Key no request has completed yet: its write completes the key (src/shared/keyed-writes.ts). */
+  idempotency?: KeyedWrite;
+}
+
+/**
+ * The Idempotency-Key of a write, handed from the idempotency plugin to the write path. The write's
+ * transaction inserts the key's completed row (its answer) before it commits, so the key and the work
+ * commit together or not at all; a concurrent request with the same key waits on the row's unique index.
+ */
+export interface KeyedWrite {
+  companyId: string;
+  key: string;
+  fingerprint: string;
+  /** The answer a successful write with this data sends, as kept for replays (status and body text). */
+  answerOf(data: unknown): { status: number; body: string };
+  /** Set by the transaction that wrote the key's completion: the answer it kept. */
+  completed?: string;
+  /** Set when the write found the key completed by another request: the answer is that request's. */
+  taken?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's Idempotency-Key while its write has not completed it (src/plugins/idempotency.ts). */
+    keyedWrite?: KeyedWrite;
+  }
 }
 
 /** The actor of a request: its principal plus the If-Match header of a conditional write. */
 export function actorOf(request: FastifyRequest): Actor {
   const { companyId, userId, mode } = request.principal;
-  return { companyId, userId, ifMatch: request.headers['if-match'], ...(mode === 'test' ? { testMode: true } : {}) };
+  const actor: Actor = { companyId, userId, ifMatch: request.headers['if-match'], ...(mode === 'test' ? { testMode: true } : {}) };
+  if (request.keyedWrite) actor.idempotency = request.keyedWrite;
+  return actor;
 }

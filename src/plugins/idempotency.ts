@@ -4,7 +4,16 @@ import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError, invalidField } from '../errors.js';
-import { beginIdempotent, finishIdempotent } from '../modules/idempotency/idempotency.service.js';
+import {
+  beginIdempotent,
+  finishIdempotent,
+  keepAnswer,
+  lookupIdempotent,
+  replaceAnswer,
+  replayOf,
+  type Replay,
+} from '../modules/idempotency/idempotency.service.js';
+import { ok } from '../shared/envelope.js';
 
 interface IdempotencyState {
   key: string;
@@ -20,8 +29,15 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Fields of `data` never kept for replays (a secret shown once): a replay answers without them. */
     idempotencyOmit?: readonly string[];
+    /**
+     * 'atomic': the route's write completes its Idempotency-Key in its own transaction (shared/keyed-writes.ts),
+     * so nothing is claimed before the work. Otherwise the key is claimed in progress before the handler runs
+     * and completed after it (a route whose work is not one database transaction).
+     */
+    idempotency?: 'atomic';
   }
   interface FastifyRequest {
+    /** The key a route that claims first has claimed in progress; completed in onSend. */
     idempotencyKey?: string;
     idempotency?: IdempotencyState;
     /**
@@ -56,18 +72,78 @@ function storedBody(request: FastifyRequest, payload: unknown): string {
   return JSON.stringify(parsed);
 }
 
-/** Claims the key or answers with the stored response; true when the reply was sent (a replay). */
+/** A first answer again, marked as a replay. */
+function markReplay(reply: FastifyReply, outcome: Replay): string {
+  reply.header('idempotent-replayed', 'true').code(outcome.status).type('application/json; charset=utf-8');
+  return outcome.body;
+}
+
+/**
+ * Answers with the stored response (true: the reply was sent), or lets the request run: an atomic route
+ * gets request.keyedWrite, which its write's transaction completes; another route claims the key first.
+ */
 async function begin(db: Db, request: FastifyRequest, reply: FastifyReply, state: IdempotencyState): Promise<boolean> {
   state.settled = true;
   const fingerprint = state.hash.digest('hex');
-  const outcome = await beginIdempotent(db, request.principal.companyId, state.key, fingerprint);
+  const companyId = request.principal.companyId;
+  const atomic = request.routeOptions.config?.idempotency === 'atomic';
+  const outcome = atomic
+    ? await lookupIdempotent(db, companyId, state.key, fingerprint)
+    : await beginIdempotent(db, companyId, state.key, fingerprint);
   if (outcome.kind === 'replay') {
-    reply.header('idempotent-replayed', 'true').code(outcome.status).type('application/json; charset=utf-8');
-    await reply.send(outcome.body);
+    await reply.send(markReplay(reply, outcome));
     return true;
   }
-  request.idempotencyKey = state.key;
+  if (atomic) {
+    request.keyedWrite = {
+      companyId,
+      key: state.key,
+      fingerprint,
+      // The answer of a successful write as the route's serializer writes it, as kept for replays.
+      answerOf: (data) => ({ status: 200, body: storedBody(request, reply.serialize(ok(data))) }),
+    };
+  } else {
+    request.idempotencyKey = state.key;
+  }
   return false;
+}
+
+/** Two answers that differ at most in a document number given at commit (kept as null, then written in by the database). */
+function sameAnswer(kept: string, sent: string): boolean {
+  if (kept === sent) return true;
+  const unnumbered = sent.replace(/"(invoice|estimate|payment)_number":"(?:[^"\\]|\\.)*"/, '"$1_number":null');
+  return kept === unnumbered;
+}
+
+/**
+ * onSend of an atomic route: the key was completed by the write's transaction (nothing to do), or taken by
+ * another request (its answer replaces this one), or not completed (a refusal is kept; a server error keeps
+ * nothing, since its transaction either committed the key with the work or did not commit at all).
+ */
+async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const keyed = request.keyedWrite!;
+  request.keyedWrite = undefined;
+  const { companyId, key, fingerprint } = keyed;
+  try {
+    if (keyed.taken) {
+      const replay = await replayOf(db, companyId, key, fingerprint);
+      return replay ? markReplay(reply, replay) : payload;
+    }
+    const body = storedBody(request, payload);
+    if (keyed.completed !== undefined) {
+      // The answer sent is normally the one kept; should a route answer other data, the sent one is kept.
+      if (!sameAnswer(keyed.completed, body)) await replaceAnswer(db, companyId, key, body);
+      return payload;
+    }
+    if (reply.statusCode >= 500) return payload;
+    const replay = await keepAnswer(db, companyId, key, fingerprint, reply.statusCode, body);
+    return replay ? markReplay(reply, replay) : payload;
+  } catch (error) {
+    // The work's outcome is decided: this only keeps (or fetches) an answer. A kept refusal that could not be
+    // written lets the retry run again, which is harmless: nothing was written.
+    request.log.error({ err: error }, 'idempotency answer not kept');
+    return payload;
+  }
 }
 
 /** request.settleStreamedIdempotency: the key of a streamed body, checked once the handler has read it. */
@@ -124,6 +200,7 @@ export const idempotencyPlugin = fp<{ db: Db }>(
     });
 
     app.addHook('onSend', async (request, reply, payload) => {
+      if (request.keyedWrite) return settleKeyedWrite(db, request, reply, payload);
       const key = request.idempotencyKey;
       if (!key) return payload;
       request.idempotencyKey = undefined;

@@ -108,7 +108,8 @@ export function crudRoutes<
     createdRecord instanceof z.ZodObject && record instanceof z.ZodObject
       ? Object.keys(createdRecord.shape).filter((key) => !(key in record.shape))
       : [];
-  const createConfig = { ...recordConfig, etagOmit: createOnly };
+  // A create's write completes its Idempotency-Key in its own transaction (shared/keyed-writes.ts).
+  const createConfig = { ...recordConfig, etagOmit: createOnly, idempotency: 'atomic' as const };
   const single = okSchema(record);
   const db = () => app.deps.database.db;
 

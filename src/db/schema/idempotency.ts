@@ -1,4 +1,5 @@
-import { integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from './columns.js';
 
 /** Responses of POST requests sent with an Idempotency-Key, kept 24 hours per company and key. */
@@ -8,11 +9,19 @@ export const idempotencyKeys = pgTable(
     companyId: uuid('company_id').notNull(),
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
-    /** in_progress while the first request runs, then completed. */
+    /**
+     * completed: written with the answer, in the transaction of the work it guards (or after a refusal).
+     * in_progress: claimed before the work by a route whose work is not one database transaction.
+     */
     state: text('state').notNull(),
     responseStatus: integer('response_status'),
     responseBody: text('response_body'),
+    /** The record the request created: a document numbered at commit has its number written into the answer. */
+    recordUuid: uuid('record_uuid'),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
-  (table) => [primaryKey({ columns: [table.companyId, table.key] })],
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.key] }),
+    index('idempotency_keys_record_idx').on(table.companyId, table.recordUuid).where(sql`${table.recordUuid} is not null`),
+  ],
 );

@@ -29,11 +29,14 @@ const WRITE = { scope: 'api_keys:write' } as const;
  * The create and roll answers carry the secret, which a GET never shows: left out of their ETag, and never
  * kept for an Idempotency-Key replay (the secret is stored only as its hash).
  */
-const WITH_SECRET = { ...WRITE, etag: true, etagOmit: ['api_key'], idempotencyOmit: ['api_key'] };
+// Create and roll complete their Idempotency-Key in their own transaction (shared/keyed-writes.ts).
+const WITH_SECRET = { ...WRITE, etag: true, etagOmit: ['api_key'], idempotencyOmit: ['api_key'], idempotency: 'atomic' as const };
 
 function managerOf(request: FastifyRequest): KeyManager {
   const { keyCompanyId, userId, mode, scopes } = request.principal;
-  return { companyId: keyCompanyId, userId, mode, scopes, ifMatch: request.headers['if-match'] };
+  const manager: KeyManager = { companyId: keyCompanyId, userId, mode, scopes, ifMatch: request.headers['if-match'] };
+  if (request.keyedWrite) manager.idempotency = request.keyedWrite;
+  return manager;
 }
 
 /** Keys over HTTP (DECISIONS §12): list, get, create, PATCH, revoke and roll. */

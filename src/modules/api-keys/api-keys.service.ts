@@ -3,7 +3,9 @@ import type { Db } from '../../db/client.js';
 import type { KeyMode } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import { canonicalScopes, scopesWithin, type KeyScope } from '../../auth/scopes.js';
+import type { KeyedWrite } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
+import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
 import type { Page } from '../../shared/list-query.js';
 import { generateApiKey } from '../auth/api-keys.js';
 import { toApiKeyResponse } from './api-keys.mapper.js';
@@ -22,6 +24,8 @@ export interface KeyManager {
   mode: KeyMode;
   scopes: ReadonlySet<string>;
   ifMatch?: string | string[];
+  /** The Idempotency-Key of a keyed create or roll, completed in its transaction. */
+  idempotency?: KeyedWrite;
 }
 
 /** A key with its secret, as made or rolled (a replay of the answer lacks the secret, never this). */
@@ -102,7 +106,7 @@ export async function createApiKey(db: Db, manager: KeyManager, body: CreateApiK
   if (manager.mode === 'test' && mode === 'live') throw invalidField('mode', 'a test key can create test keys only');
   const scopes = canonicalScopes(body.scopes as KeyScope[]);
   assertWithinScopes(manager, scopes);
-  return issueApiKey(db, {
+  const key: NewKey = {
     companyId: manager.companyId,
     userId: manager.userId,
     mode,
@@ -110,7 +114,16 @@ export async function createApiKey(db: Db, manager: KeyManager, body: CreateApiK
     allowedIps: body.allowed_ips,
     name: body.name,
     expiresAt: body.expires_at,
-  });
+  };
+  if (!manager.idempotency) return issueApiKey(db, key);
+  // A keyed create keeps its answer (without the secret) in the transaction of the key's insert.
+  return keyedWrite(manager, () =>
+    db.transaction(async (tx) => {
+      const issued = await issueApiKey(tx, key);
+      await completeKeyInTransaction(tx, manager, issued);
+      return issued;
+    }),
+  );
 }
 
 export async function updateApiKey(db: Db, manager: KeyManager, uuid: string, body: UpdateApiKeyBody): Promise<ApiKeyResponse> {
@@ -139,7 +152,7 @@ export async function revokeApiKey(db: Db, manager: KeyManager, uuid: string): P
 
 /** A new secret for the key; the old one keeps working for graceSeconds (0: it stops at once). */
 export async function rollApiKey(db: Db, manager: KeyManager, uuid: string, graceSeconds: number): Promise<IssuedApiKey> {
-  return db.transaction(async (tx) => {
+  return keyedWrite(manager, () => db.transaction(async (tx) => {
     const current = await lockForWrite(tx, manager, uuid, false);
     const secret = generateApiKey(current.mode);
     await repository.deleteRolledSecrets(tx, uuid, { all: false });
@@ -148,6 +161,9 @@ export async function rollApiKey(db: Db, manager: KeyManager, uuid: string, grac
       await repository.insertRolledSecret(tx, uuid, old, new Date(Date.now() + graceSeconds * 1000));
     }
     const row = await repository.updateKey(tx, uuid, { keyPrefix: secret.keyPrefix, keyHash: secret.keyHash });
-    return { ...toApiKeyResponse(row), api_key: secret.apiKey };
-  });
+    const rolled = { ...toApiKeyResponse(row), api_key: secret.apiKey };
+    // A keyed roll keeps its answer (without the secret) in this transaction.
+    await completeKeyInTransaction(tx, manager, rolled);
+    return rolled;
+  }));
 }

@@ -1,12 +1,21 @@
+import { getTableName } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import type { EventType, ObjectType } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
+import { insertKeyCompletion, keyCompletion, keyedWrite, markCompleted } from '../../shared/keyed-writes.js';
 import { markRecording } from '../../shared/recorded-writes.js';
 import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
-import { insertEventsWithDeliveries, type NewEvent } from './changes.repository.js';
+import { changedRow, newRow, rowColumns } from '../../shared/record-rows.js';
+import {
+  findVersionedRow,
+  insertEventsWithDeliveries,
+  insertRecordWithEvent,
+  updateRecordWithEvent,
+  type NewEvent,
+} from './changes.repository.js';
 
 /** What a loader may need besides the database: how to build photo links. */
 export interface ChangeContext {
@@ -37,6 +46,11 @@ export interface RecordedType<T> {
    * when there is none. Without it, the row is locked and the record read by two statements.
    */
   lockAndLoad?(db: Db, companyId: string, uuid: string, includeDeleted: boolean, context: ChangeContext): Promise<{ row: unknown; record: T } | null>;
+  /**
+   * The record from its row: the resource's mapper, the one definition of its JSON. A type that has it can
+   * be created in one statement (createRecord), its event built from the row the service writes.
+   */
+  fromRow?(row: never): T;
 }
 
 /**
@@ -88,6 +102,8 @@ export class Answer<T> {
   constructor(
     private readonly key: string,
     private readonly read: () => T | undefined,
+    /** The uuid of the record when this write created it. */
+    readonly createdUuid: string | null = null,
   ) {}
 
   /** The record as read at the end of the transaction. */
@@ -202,7 +218,8 @@ export class Changes {
 
   /** Names the record recordChanges answers with, as read at the end of the transaction: return it from the write. */
   answer<K extends ObjectType>(type: K, uuid: string): Answer<RecordedObjects[K]> {
-    return new Answer(`${type}:${uuid}`, () => this.recordsOf(type).get(uuid));
+    const key = `${type}:${uuid}`;
+    return new Answer(key, () => this.recordsOf(type).get(uuid), this.entries.get(key)?.kind === 'created' ? uuid : null);
   }
 
   /**
@@ -260,36 +277,131 @@ function eventOf(entry: Entry, after: ApiRecord, embeds: readonly string[]): { t
 }
 
 type Write<R> = (changes: Changes) => Promise<R>;
+/** Who writes: the company, the If-Match of a conditional write and the Idempotency-Key of a keyed one. */
+type WriteActor = Pick<Actor, 'companyId' | 'ifMatch' | 'idempotency'>;
 
 /**
  * Runs a write in one transaction that records its events (DECISIONS §9.1): the write remembers what it
  * changes through `changes`, and the events are written before the commit. A write that returns
- * changes.answer(type, uuid) resolves to that record, as read at the end of the transaction.
+ * changes.answer(type, uuid) resolves to that record, as read at the end of the transaction. A keyed request
+ * (an Idempotency-Key) has its key completed with that answer in the same transaction (shared/keyed-writes.ts).
  */
-export function recordChanges<T>(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<Answer<T>>, context?: ChangeContext): Promise<T>;
-export function recordChanges(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, write: Write<void>, context?: ChangeContext): Promise<void>;
+export function recordChanges<T>(db: Db, actor: WriteActor, write: Write<Answer<T>>, context?: ChangeContext): Promise<T>;
+export function recordChanges(db: Db, actor: WriteActor, write: Write<void>, context?: ChangeContext): Promise<void>;
 export async function recordChanges<T>(
   db: Db,
-  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
+  actor: WriteActor,
   write: Write<Answer<T> | void>,
   context: ChangeContext = {},
 ): Promise<T | void> {
-  return db.transaction(async (tx) => {
-    markRecording(tx);
-    const changes = new Changes(tx, actor, context);
-    const answer = await write(changes);
-    await changes.flush();
-    return answer instanceof Answer ? answer.value() : undefined;
-  });
+  return keyedWrite(actor, () =>
+    db.transaction(async (tx) => {
+      markRecording(tx);
+      const changes = new Changes(tx, actor, context);
+      const answer = await write(changes);
+      await changes.flush();
+      if (!(answer instanceof Answer)) return undefined;
+      const value = answer.value();
+      // A keyed request's answer is kept in this transaction: the key completes with the work or not at all.
+      const completion = keyCompletion(actor, value, answer.createdUuid);
+      await insertKeyCompletion(tx, completion);
+      markCompleted(actor, completion);
+      return value;
+    }),
+  );
 }
 
 /**
  * DELETE of a record that needs nothing else: the live record locked, checked against If-Match, marked
  * deleted and its event recorded, in one transaction.
  */
-export function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, type: ObjectType, uuid: string): Promise<void> {
+export async function removeRecord(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, type: ObjectType, uuid: string): Promise<void> {
+  if (definitionOf(type).fromRow) {
+    await changeRecord(db, actor, type, uuid, () => ({ deletedAt: new Date() }));
+    return;
+  }
   return recordChanges(db, actor, async (changes) => {
     await changes.target(type, uuid);
     await softDelete(changes.tx, definitionOf(type).table, actor.companyId, uuid);
   });
+}
+
+/**
+ * A create that needs nothing else in its transaction, in one statement (one round trip, no BEGIN or
+ * COMMIT): the row (the values given, the schema's defaults, created_at and updated_at from this clock),
+ * its created event with the record built by the type's mapper from that same row (so the event carries
+ * the record exactly as its GET answers it, without reading it back), the event's webhook deliveries, and
+ * a keyed request's Idempotency-Key completed with its answer. Answers the record.
+ */
+export async function createRecord<K extends ObjectType>(
+  db: Db,
+  actor: WriteActor,
+  type: K,
+  values: Record<string, unknown> & { uuid: string },
+): Promise<RecordedObjects[K]> {
+  const definition = definitionOf(type);
+  if (!definition.fromRow) throw new Error(`The ${type} records have no fromRow: they cannot be created in one statement`);
+  const row = newRow<never>(definition.table, { ...values, companyId: actor.companyId }, new Date());
+  const record = definition.fromRow(row);
+  const event: NewEvent = {
+    companyId: actor.companyId,
+    uuid: uuidv7(),
+    type: `${type}.created`,
+    objectType: type,
+    objectUuid: values.uuid,
+    data: { object: record },
+  };
+  const completion = keyCompletion(actor, record, values.uuid);
+  await keyedWrite(actor, () =>
+    insertRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, row), event, completion, () => uuidv7()),
+  );
+  markCompleted(actor, completion);
+  return record;
+}
+
+/** How many times a change is tried again when another write changed its record between its two statements. */
+const CHANGE_ATTEMPTS = 20;
+
+/**
+ * An update or soft delete of a record that changes nothing else, in two round trips and no transaction:
+ * the live row is read with its version (404 when there is none), checked against If-Match, and `change`
+ * gives the new values (it may refuse them, or check references); then one statement writes the new row (the
+ * record from the type's mapper, updated_at from this clock) with its event, only if the row is still the
+ * version read. When another write came between, the change starts over on the row as it is now (its
+ * If-Match is checked again), so of two writes with the same If-Match only the first succeeds. Answers the
+ * record after the change.
+ */
+export async function changeRecord<K extends ObjectType>(
+  db: Db,
+  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
+  type: K,
+  uuid: string,
+  change: (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>,
+): Promise<RecordedObjects[K]> {
+  const definition = definitionOf(type);
+  const fromRow = definition.fromRow;
+  if (!fromRow) throw new Error(`The ${type} records have no fromRow: they cannot be changed in one statement`);
+  for (let attempt = 1; ; attempt++) {
+    const found = await findVersionedRow<Record<string, unknown>>(db, definition.table, actor.companyId, uuid);
+    if (!found) throw notFound(definition.noun);
+    const { version, ...row } = found;
+    const before = fromRow(row as never) as ApiRecord;
+    assertIfMatch(actor.ifMatch, before);
+    const values = await change(row as never);
+    const next = changedRow(definition.table, row, values, new Date());
+    const after = fromRow(next as never);
+    const described = eventOf({ type, uuid, kind: 'target', before }, after as ApiRecord, definition.embeds);
+    const event: NewEvent | null = described && {
+      companyId: actor.companyId,
+      uuid: uuidv7(),
+      type: described.type,
+      objectType: type,
+      objectUuid: uuid,
+      data: described.data,
+    };
+    const where = { companyId: actor.companyId, uuid, version };
+    const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, () => uuidv7());
+    if (written) return after;
+    if (attempt >= CHANGE_ATTEMPTS) throw new Error(`The ${type} ${uuid} kept changing under ${CHANGE_ATTEMPTS} attempts to change it`);
+  }
 }

@@ -1,7 +1,10 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
+import type { KeyCompletion } from '../../shared/keyed-writes.js';
+import type { RowColumn } from '../../shared/record-rows.js';
+import { byUuidPlaceholders, type TenantTable } from '../../shared/tenant-table.js';
 
 /* The write side of change data: the events of a change and their webhook deliveries (the feed reads them in events/). */
 
@@ -154,4 +157,138 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
     [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
   }
   return result?.made ?? 0;
+}
+
+
+/**
+ * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event, the
+ * event's deliveries to the company's subscribed endpoints and, for a keyed request, the key's completion,
+ * as data-modifying CTEs of one INSERT, which commits or fails whole. The event's JSON is built by the
+ * service (the record's mapper over the row it writes), so nothing is read back. Prepared once per table
+ * and shape (keyed or not): every column is always written.
+ */
+export async function insertRecordWithEvent(
+  db: Db,
+  tableName: string,
+  columns: readonly RowColumn[],
+  event: NewEvent,
+  key: KeyCompletion | null,
+  newDeliveryUuid: () => string,
+): Promise<number> {
+  const ids = Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const name = `create_${tableName}${key ? '_keyed' : ''}`;
+  const build = () => {
+    const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
+    const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
+    const keyed = key
+      ? sql`, completed as (
+          insert into idempotency_keys (company_id, key, fingerprint, state, response_status, response_body, record_uuid)
+          select ${sql.placeholder('keyCompany')}::uuid, ${sql.placeholder('key')}, ${sql.placeholder('fingerprint')}, 'completed',
+            ${sql.placeholder('status')}::int, ${sql.placeholder('body')}, ${sql.placeholder('recordUuid')}::uuid from inserted
+        )`
+      : sql``;
+    return sql`with inserted as (
+        insert into ${sql.identifier(tableName)} (${list}) values (${values}) returning 1
+      ), event as (
+        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
+        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
+          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json from inserted
+        returning company_id, uuid, type
+      ), targets as (
+        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
+        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
+      ), made as (
+        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+        returning 1
+      )${keyed}
+      select count(*)::int as made from made`;
+  };
+  const params: Record<string, unknown> = {
+    ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
+    companyId: event.companyId,
+    uuid: event.uuid,
+    type: event.type,
+    objectType: event.objectType,
+    objectUuid: event.objectUuid,
+    data: JSON.stringify(event.data),
+    ids,
+    ...(key ? { keyCompany: key.companyId, key: key.key, fingerprint: key.fingerprint, status: key.status, body: key.body, recordUuid: key.recordUuid } : {}),
+  };
+  const [result] = await executePrepared<{ made: number }>(db, name, build, params);
+  return result?.made ?? 0;
+}
+
+/** A row and its version (xmin): any other write of the row gives it another. */
+export type VersionedRow<Row> = Row & { version: string };
+
+/** The company's live row with this uuid and its version, or null. */
+export async function findVersionedRow<Row>(db: Db, table: TenantTable, companyId: string, uuid: string): Promise<VersionedRow<Row> | null> {
+  const statement = prepared(db, `find_${getTableName(table)}_versioned`, () =>
+    db
+      .select({ ...getTableColumns(table), version: sql<string>`xmin::text` })
+      .from(table)
+      .where(byUuidPlaceholders(table, false))
+      .limit(1),
+  );
+  const [row] = await statement.execute({ companyId, uuid });
+  return (row as VersionedRow<Row> | undefined) ?? null;
+}
+
+/**
+ * An update (or soft delete) in one statement, written only if the row is still the version read: every
+ * column set to the new row's value, its event and the event's deliveries, as data-modifying CTEs of one
+ * UPDATE. False when another write changed the row since it was read (nothing written). Prepared once per table.
+ */
+export async function updateRecordWithEvent(
+  db: Db,
+  tableName: string,
+  columns: readonly RowColumn[],
+  where: { companyId: string; uuid: string; version: string },
+  event: NewEvent | null,
+  newDeliveryUuid: () => string,
+): Promise<boolean> {
+  const ids = event ? Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid()) : [];
+  const settable = columns.filter((column) => column.name !== 'company_id' && column.name !== 'uuid');
+  const build = () => {
+    const set = sql.join(
+      settable.map((column) => sql`${sql.identifier(column.name)} = ${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`),
+      sql`, `,
+    );
+    return sql`with updated as (
+        update ${sql.identifier(tableName)} set ${set}
+        where company_id = ${sql.placeholder('whereCompany')}::uuid and uuid = ${sql.placeholder('whereUuid')}::uuid
+          and deleted_at is null and xmin = ${sql.placeholder('version')}::xid
+        returning 1
+      ), event as (
+        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
+        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
+          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json from updated where ${sql.placeholder('recorded')}::boolean
+        returning company_id, uuid, type
+      ), targets as (
+        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
+        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
+      ), made as (
+        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+        returning 1
+      )
+      select (select count(*) from updated)::int as updated, (select count(*) from made)::int as made`;
+  };
+  const params: Record<string, unknown> = {
+    ...Object.fromEntries(settable.map((column) => [`c_${column.name}`, column.value])),
+    whereCompany: where.companyId,
+    whereUuid: where.uuid,
+    version: where.version,
+    recorded: event !== null,
+    companyId: event?.companyId ?? where.companyId,
+    uuid: event?.uuid ?? where.uuid,
+    type: event?.type ?? '',
+    objectType: event?.objectType ?? '',
+    objectUuid: event?.objectUuid ?? where.uuid,
+    data: event ? JSON.stringify(event.data) : 'null',
+    ids,
+  };
+  const [result] = await executePrepared<{ updated: number }>(db, `update_${tableName}_versioned`, build, params);
+  return (result?.updated ?? 0) > 0;
 }

@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, searchMatches, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, paginate, searchMatches, selectPage, syncFilter } from '../../shared/tenant-table.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -38,10 +38,3 @@ export function listCustomers(db: Db, companyId: string, query: ListCustomersQue
   );
 }
 
-export function insertCustomer(db: Db, values: CustomerInsert): Promise<CustomerRow> {
-  return insertRow(db, customers, values);
-}
-
-export function updateCustomer(db: Db, companyId: string, uuid: string, values: Partial<CustomerInsert>) {
-  return updateRow(db, customers, companyId, uuid, values);
-}

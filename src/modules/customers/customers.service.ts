@@ -6,7 +6,7 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { changeRecord, createRecord, getRecord, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { toCustomerResponse } from './customers.mapper.js';
 import * as repository from './customers.repository.js';
 import type {
@@ -16,27 +16,17 @@ import type {
   UpdateCustomerBody,
 } from './customers.schemas.js';
 
+/** One statement: the row, its event and a keyed request's key (createRecord); a reference is checked before. */
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
-  const uuid = uuidv7();
-  return recordChanges(db, actor, async (changes) => {
-    await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-    const row = await repository.insertCustomer(changes.tx, {
-      ...(bodyToColumns(body) as Omit<repository.CustomerInsert, 'companyId' | 'uuid'>),
-      companyId: actor.companyId,
-      uuid,
-    });
-    // The inserted row is the record a GET would read: no second read.
-    changes.created('customer', uuid, toCustomerResponse(row));
-    return changes.answer('customer', uuid);
-  });
+  await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
+  return createRecord(db, actor, 'customer', { ...bodyToColumns(body), uuid: uuidv7() });
 }
 
+/** Two round trips: the row read, then the new row and its event written if no other write came between (changeRecord). */
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateCustomerBody) {
-  return recordChanges(db, actor, async (changes) => {
-    await changes.target('customer', uuid);
-    await requireReference(changes.tx, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-    await repository.updateCustomer(changes.tx, actor.companyId, uuid, bodyToColumns(body));
-    return changes.answer('customer', uuid);
+  return changeRecord(db, actor, 'customer', uuid, async () => {
+    await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
+    return bodyToColumns(body);
   });
 }
 
@@ -51,6 +41,7 @@ export const customerRecords: RecordedType<CustomerResponse> = {
   table: customers,
   noun: 'Customer',
   embeds: [],
+  fromRow: toCustomerResponse,
   async find(db, companyId, uuid, includeDeleted) {
     const row = await repository.findCustomer(db, companyId, uuid, includeDeleted);
     return row && toCustomerResponse(row);

@@ -23,6 +23,27 @@ export async function findKey(db: Db, companyId: string, key: string): Promise<I
   return row ?? null;
 }
 
+/**
+ * Keeps the answer of a keyed request that completed no key in a transaction of its own (a refusal, or a
+ * route whose work is not one transaction); false when the key was completed meanwhile.
+ */
+export async function insertCompletedKey(db: Db, companyId: string, key: string, fingerprint: string, status: number, body: string): Promise<boolean> {
+  const inserted = await db
+    .insert(idempotencyKeys)
+    .values({ companyId, key, fingerprint, state: 'completed', responseStatus: status, responseBody: body })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key });
+  return inserted.length > 0;
+}
+
+/** Replaces a completed key's kept answer (the answer sent differed from the one kept in the transaction). */
+export async function replaceAnswer(db: Db, companyId: string, key: string, body: string) {
+  await db
+    .update(idempotencyKeys)
+    .set({ responseBody: body })
+    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, 'completed')));
+}
+
 export async function completeKey(db: Db, companyId: string, key: string, status: number, body: string) {
   await db
     .update(idempotencyKeys)

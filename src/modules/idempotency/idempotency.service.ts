@@ -8,9 +8,12 @@ export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
 const WAIT_FOR_FIRST_MS = 10_000;
 const POLL_MS = 25;
 
-export type IdempotencyOutcome =
-  | { kind: 'execute' }
-  | { kind: 'replay'; status: number; body: string };
+export interface Replay {
+  kind: 'replay';
+  status: number;
+  body: string;
+}
+export type IdempotencyOutcome = { kind: 'execute' } | Replay;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,13 +45,7 @@ export async function beginIdempotent(
       if (!claimable) await sleep(POLL_MS);
       continue;
     }
-    if (existing.fingerprint !== fingerprint) {
-      throw new AppError(
-        'validation_error',
-        'This Idempotency-Key was already used with a different request; use a new key.',
-        [{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }],
-      );
-    }
+    if (existing.fingerprint !== fingerprint) throw reusedKey();
     if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {
       return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
     }
@@ -57,6 +54,69 @@ export async function beginIdempotent(
     }
     await sleep(POLL_MS);
   }
+}
+
+/** The same key with another request: 400 naming the header. */
+function reusedKey(): AppError {
+  return new AppError(
+    'validation_error',
+    'This Idempotency-Key was already used with a different request; use a new key.',
+    [{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }],
+  );
+}
+
+/**
+ * For a route whose write completes its key in its own transaction (shared/keyed-writes.ts): nothing is
+ * written before the work. A completed key answers its kept response (or 400 for another request); an
+ * expired one is released; no record means the request runs, and its transaction completes the key. A key
+ * claimed in progress (by a route that claims first) is waited for as beginIdempotent does.
+ */
+export async function lookupIdempotent(db: Db, companyId: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
+  const existing = await repository.findKey(db, companyId, key);
+  if (!existing) return { kind: 'execute' };
+  if (Date.now() - existing.createdAt.getTime() > KEY_LIFETIME_MS) {
+    await repository.releaseKey(db, companyId, key, existing.createdAt);
+    return { kind: 'execute' };
+  }
+  if (existing.fingerprint !== fingerprint) throw reusedKey();
+  if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {
+    return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
+  }
+  const outcome = await beginIdempotent(db, companyId, key, fingerprint);
+  // Claimed here after all (the claim it waited for was released): give the claim back, the work's
+  // transaction completes the key.
+  if (outcome.kind === 'execute') await repository.releaseKey(db, companyId, key);
+  return outcome;
+}
+
+/**
+ * The answer of a keyed request whose transaction completed no key (a refusal made by the service, or a
+ * route that keeps its answer afterwards): kept now. When another request completed the key meanwhile,
+ * that request's answer (a replay) is returned instead, or null when the key is kept with this answer.
+ */
+export async function keepAnswer(
+  db: Db,
+  companyId: string,
+  key: string,
+  fingerprint: string,
+  status: number,
+  body: string,
+): Promise<Replay | null> {
+  if (await repository.insertCompletedKey(db, companyId, key, fingerprint, status, body)) return null;
+  return replayOf(db, companyId, key, fingerprint);
+}
+
+/** The kept answer of a key another request completed, or null when there is none to give. */
+export async function replayOf(db: Db, companyId: string, key: string, fingerprint: string): Promise<Replay | null> {
+  const existing = await repository.findKey(db, companyId, key);
+  if (!existing || existing.fingerprint !== fingerprint || existing.state !== 'completed') return null;
+  if (existing.responseStatus === null || existing.responseBody === null) return null;
+  return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
+}
+
+/** Replaces the answer a transaction kept when the answer sent differs from it. */
+export function replaceAnswer(db: Db, companyId: string, key: string, body: string): Promise<void> {
+  return repository.replaceAnswer(db, companyId, key, body);
 }
 
 /** Deletes every record older than KEY_LIFETIME_MS; returns how many (src/plugins/idempotency-purge.ts runs it). */

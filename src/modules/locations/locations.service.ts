@@ -6,7 +6,7 @@ import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
+import { changeRecord, createRecord, getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { toLocationResponse } from './locations.mapper.js';
 import * as repository from './locations.repository.js';
 import type {
@@ -27,6 +27,8 @@ async function takePrimary(changes: Changes, uuid: string | null) {
 
 async function create(db: Db, actor: Actor, body: CreateLocationBody) {
   const uuid = uuidv7();
+  // A location that is not primary changes nothing else: one statement (createRecord).
+  if (!body.is_primary) return createRecord(db, actor, 'location', { ...bodyToColumns(body), uuid });
   return recordChanges(db, actor, async (changes) => {
     if (body.is_primary) await takePrimary(changes, null);
     const row = await repository.insertLocation(changes.tx, {
@@ -40,6 +42,8 @@ async function create(db: Db, actor: Actor, body: CreateLocationBody) {
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateLocationBody) {
+  // An update that does not make the location primary changes nothing else: two round trips (changeRecord).
+  if (!body.is_primary) return changeRecord(db, actor, 'location', uuid, () => bodyToColumns(body));
   return recordChanges(db, actor, async (changes) => {
     // The primary lock first, as every primary change takes it, then the row.
     if (body.is_primary) await repository.lockPrimary(changes.tx, actor.companyId);
@@ -74,6 +78,7 @@ export const locationRecords: RecordedType<LocationResponse> = {
   table: locations,
   noun: 'Location',
   embeds: [],
+  fromRow: toLocationResponse,
   async find(db, companyId, uuid, includeDeleted) {
     const row = await repository.findLocation(db, companyId, uuid, includeDeleted);
     return row && toLocationResponse(row);

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { templates } from '../../db/schema/index.js';
-import { countRows, findRow, insertRow, paginate, selectPage, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, findRow, paginate, selectPage, syncFilter } from '../../shared/tenant-table.js';
 import type { ListTemplatesQuery } from './templates.schemas.js';
 
 export type TemplateRow = typeof templates.$inferSelect;
@@ -24,10 +24,3 @@ export function listTemplates(db: Db, companyId: string, query: ListTemplatesQue
   );
 }
 
-export function insertTemplate(db: Db, values: TemplateInsert): Promise<TemplateRow> {
-  return insertRow(db, templates, values);
-}
-
-export function updateTemplate(db: Db, companyId: string, uuid: string, values: Partial<TemplateInsert>) {
-  return updateRow(db, templates, companyId, uuid, values);
-}

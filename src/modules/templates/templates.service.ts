@@ -7,7 +7,7 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { centsToDecimal, decimalText, toCents, type Cents } from '../../shared/money.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { changeRecord, createRecord, getRecord, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { toTemplateResponse } from './templates.mapper.js';
 import * as repository from './templates.repository.js';
 import type {
@@ -72,27 +72,16 @@ function checkPricingFields(template: Pick<repository.TemplateInsert, 'pricingTy
 async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
   const columns = toColumns(body);
   checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
-  const uuid = uuidv7();
-  return recordChanges(db, actor, async (changes) => {
-    const row = await repository.insertTemplate(changes.tx, {
-      ...columns,
-      name: body.name,
-      pricingType: body.pricing_type,
-      companyId: actor.companyId,
-      uuid,
-    });
-    changes.created('template', uuid, toTemplateResponse(row));
-    return changes.answer('template', uuid);
-  });
+  // One statement: the row, its event and a keyed request's key (createRecord).
+  return createRecord(db, actor, 'template', { ...columns, name: body.name, pricingType: body.pricing_type, uuid: uuidv7() });
 }
 
+/** Two round trips: the row read, then the new row and its event written if no other write came between (changeRecord). */
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateTemplateBody) {
-  return recordChanges(db, actor, async (changes) => {
-    const existing = await changes.target<repository.TemplateRow>('template', uuid);
+  return changeRecord(db, actor, 'template', uuid, (existing: repository.TemplateRow) => {
     const columns = toColumns(body);
     checkPricingFields({ ...existing, ...columns });
-    await repository.updateTemplate(changes.tx, actor.companyId, uuid, columns);
-    return changes.answer('template', uuid);
+    return columns;
   });
 }
 
@@ -107,6 +96,7 @@ export const templateRecords: RecordedType<TemplateResponse> = {
   table: templates,
   noun: 'Template',
   embeds: [],
+  fromRow: toTemplateResponse,
   async find(db, companyId, uuid, includeDeleted) {
     const row = await repository.findTemplate(db, companyId, uuid, includeDeleted);
     return row && toTemplateResponse(row);

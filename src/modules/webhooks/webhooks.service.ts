@@ -1,3 +1,4 @@
+import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import type { Db } from '../../db/client.js';
@@ -58,7 +59,8 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
     async create(db: Db, actor: Actor, body: CreateWebhookEndpointBody) {
       await assertSafeUrl(body.url);
       const secret = newWebhookSecret();
-      const row = await db.transaction(async (tx) => {
+      // A keyed create completes its Idempotency-Key in the same transaction (shared/keyed-writes.ts).
+      return keyedWrite(actor, () => db.transaction(async (tx) => {
         await repository.lockCompanyEndpoints(tx, actor.companyId);
         if ((await repository.countLiveEndpoints(tx, actor.companyId)) >= MAX_LIVE_ENDPOINTS) {
           throw new AppError(
@@ -66,7 +68,7 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
             `A company may have at most ${MAX_LIVE_ENDPOINTS} webhook endpoints; delete one before adding another.`,
           );
         }
-        return repository.insertEndpoint(tx, {
+        const row = await repository.insertEndpoint(tx, {
           companyId: actor.companyId,
           uuid: uuidv7(),
           url: body.url,
@@ -75,8 +77,10 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
           enabled: body.enabled ?? true,
           secret,
         });
-      });
-      return { ...toEndpointResponse(row), secret };
+        const created = { ...toEndpointResponse(row), secret };
+        await completeKeyInTransaction(tx, actor, created, row.uuid);
+        return created;
+      }));
     },
 
     async update(db: Db, actor: Actor, uuid: string, body: UpdateWebhookEndpointBody) {
