@@ -131,8 +131,9 @@ async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyR
     }
     const body = storedBody(request, payload);
     if (keyed.completed !== undefined) {
-      // The answer sent is normally the one kept; should a route answer other data, the sent one is kept.
-      if (!sameAnswer(keyed.completed, body)) await replaceAnswer(db, companyId, key, body);
+      // The answer sent is normally the one kept; should a route answer other data, the sent one is kept. An
+      // error after the commit (reading a document's number) keeps the answer of the committed work.
+      if (reply.statusCode < 300 && !sameAnswer(keyed.completed, body)) await replaceAnswer(db, companyId, key, body);
       return payload;
     }
     if (reply.statusCode >= 500) return payload;
