@@ -19,6 +19,7 @@ import { usagePlugin } from './plugins/usage.js';
 import { deliveryWorkerPlugin } from './plugins/webhook-delivery.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { loggerOptions, requestLogPlugin } from './plugins/request-log.js';
+import { lazyChildLoggerFactory } from './plugins/lazy-logger.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
@@ -75,6 +76,8 @@ export async function buildApp(deps: AppDeps) {
       return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : uuidv7();
     },
     logController: new LogController({ disableRequestLogging: true }),
+    // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
     // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection.
     requestTimeout: config.REQUEST_TIMEOUT_MS,
