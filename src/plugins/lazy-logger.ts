@@ -26,7 +26,10 @@ export class LazyChildLogger implements FastifyBaseLogger {
 
   /** The pino child, made once. */
   #real(): FastifyBaseLogger {
-    this.#logger ??= this.parent.child(this.childBindings, this.options);
+    if (!this.#logger) {
+      const parent = this.parent instanceof LazyChildLogger ? this.parent.#real() : this.parent;
+      this.#logger = parent.child(this.childBindings, this.options);
+    }
     return this.#logger;
   }
 
@@ -48,11 +51,9 @@ export class LazyChildLogger implements FastifyBaseLogger {
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    // A child of an unmade child is made from the parent with both bindings, as pino would join them.
-    if (!this.#logger && !this.options && !options?.level) {
-      return new LazyChildLogger(this.parent, { ...this.childBindings, ...bindings }, options);
-    }
-    return new LazyChildLogger(this.#real(), bindings, options);
+    // A child of an unmade child stays unmade too: it makes this one first when it writes a line.
+    if (options?.level) return this.#real().child(bindings, options);
+    return new LazyChildLogger(this.#logger ?? this, bindings, options);
   }
 
   bindings(): Bindings {

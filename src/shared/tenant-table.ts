@@ -3,7 +3,7 @@ import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type Pl
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
 import { apiColumns, type ApiFields } from '../db/perf/api-rows.js';
-import { executePrepared, isPrepared, prepared, type PreparedRead } from '../db/perf/prepared.js';
+import { isPrepared, prepared, queryRows, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { missingReference } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
@@ -232,7 +232,7 @@ export async function selectPage<T extends TenantTable>(
  */
 export async function findApiRow<R>(db: Db, table: TenantTable, fields: ApiFields, companyId: string, uuid: string, includeDeleted: boolean): Promise<R | null> {
   const name = `api_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
-  const rows = await executePrepared<R>(
+  const rows = await queryRows<R>(
     db,
     name,
     () => sql`select ${apiColumns(fields)} from ${table} where ${byUuidPlaceholders(table, includeDeleted)} limit 1`,
@@ -258,7 +258,7 @@ export async function selectApiPage<R>(
   if (active.length === 0) {
     const name = `api_page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
     const live = options.includeDeleted ? sql`` : sql` and ${table.deletedAt} is null`;
-    const rows = await executePrepared<R>(
+    const rows = await queryRows<R>(
       db,
       name,
       () => sql`select ${apiColumns(fields)} from ${table} where ${table.companyId} = ${sql.placeholder('companyId')}${live}
