@@ -274,6 +274,34 @@ export async function selectApiPage<R>(
   return { rows: (result as unknown as { rows: R[] }).rows, total: null };
 }
 
+/** A row as the driver answers it (column names, driver values) in drizzle's form: what a select would give. */
+export function rowFromDriver<T extends TenantTable>(table: T, raw: Record<string, unknown>): RowOf<T> {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table as TenantTable))) {
+    const value = raw[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as RowOf<T>;
+}
+
+/**
+ * Inserts a row behind a data-modifying CTE (`with <cte> insert ...`), in one statement, and answers the row
+ * and the value of `extra`, an expression over the CTE (e.g. `(select shown_status from settled)`).
+ */
+export async function insertRowWith<T extends TenantTable>(
+  db: Db,
+  table: T,
+  values: InsertOf<T>,
+  cte: SQL,
+  extra: SQL,
+): Promise<{ row: RowOf<T>; extra: unknown }> {
+  assertRecordedWrite(db, table);
+  const insert = db.insert(table).values(values as never).returning().getSQL();
+  const result = await db.execute(sql`with ${cte} ${insert}, ${extra} as with_extra`);
+  const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows;
+  return { row: rowFromDriver(table, raw), extra: raw.with_extra };
+}
+
 /** Distinct column sets remembered per table for prepared inserts; beyond that, inserts are built as usual. */
 const MAX_PREPARED_INSERTS = 64;
 const preparedInsertCounts = new WeakMap<object, Map<string, number>>();

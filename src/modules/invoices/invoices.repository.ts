@@ -127,6 +127,21 @@ export async function updateInvoice(db: Db, companyId: string, uuid: string, val
 /** The amounts and status settlement writes (invoice-settlement.ts). */
 export type SettlementColumns = Pick<InvoiceInsert, 'paidAmount' | 'balanceAmount' | 'status'>;
 
+/** A settlement with the updated_at it stamps (a payment create writes it with its payment). */
+export type SettlementWrite = SettlementColumns & { updatedAt: Date };
+
+/**
+ * The settlement of one invoice as a data-modifying CTE named `settled`, answering the status the invoice
+ * reads as afterwards (`shown_status`): a statement that writes something else puts it in front of itself
+ * and reads `(select shown_status from settled)`, so both writes go in one round trip.
+ */
+export function settlementCte(companyId: string, uuid: string, values: SettlementWrite): SQL {
+  return sql`settled as (update ${invoices} set ${sql.identifier(invoices.paidAmount.name)} = ${values.paidAmount}::numeric,
+    ${sql.identifier(invoices.balanceAmount.name)} = ${values.balanceAmount}::numeric, ${sql.identifier(invoices.status.name)} = ${values.status},
+    ${sql.identifier(invoices.updatedAt.name)} = ${values.updatedAt.toISOString()}::timestamptz
+    where ${byUuid(invoices, companyId, uuid, true)} returning ${invoiceReadStatus} as shown_status)`;
+}
+
 /** Writes a settled invoice's amounts and status; answers the row as written with the status it reads as. */
 export async function writeSettlement(db: Db, companyId: string, uuid: string, values: SettlementColumns) {
   assertRecordedWrite(db, invoices);
