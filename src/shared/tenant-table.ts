@@ -286,20 +286,27 @@ export function rowFromDriver<T extends TenantTable>(table: T, raw: Record<strin
 
 /**
  * Inserts a row behind a data-modifying CTE (`with <cte> insert ...`), in one statement, and answers the row
- * and the value of `extra`, an expression over the CTE (e.g. `(select shown_status from settled)`).
+ * and the value of each of `extras`: expressions over the inserted row or the CTE (e.g. `(select
+ * shown_status from settled)`).
  */
-export async function insertRowWith<T extends TenantTable>(
+export async function insertRowWith<T extends TenantTable, K extends string>(
   db: Db,
   table: T,
   values: InsertOf<T>,
   cte: SQL,
-  extra: SQL,
-): Promise<{ row: RowOf<T>; extra: unknown }> {
+  extras: Record<K, SQL>,
+): Promise<{ row: RowOf<T>; extras: Record<K, unknown> }> {
   assertRecordedWrite(db, table);
   const insert = db.insert(table).values(values as never).returning().getSQL();
-  const result = await db.execute(sql`with ${cte} ${insert}, ${extra} as with_extra`);
+  const names = Object.keys(extras) as K[];
+  const more = sql.join(
+    names.map((name) => sql`${extras[name]} as ${sql.identifier(`extra_${name}`)}`),
+    sql`, `,
+  );
+  const result = await db.execute(sql`with ${cte} ${insert}, ${more}`);
   const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows;
-  return { row: rowFromDriver(table, raw), extra: raw.with_extra };
+  const answered = Object.fromEntries(names.map((name) => [name, raw[`extra_${name}`]])) as Record<K, unknown>;
+  return { row: rowFromDriver(table, raw), extras: answered };
 }
 
 /** Distinct column sets remembered per table for prepared inserts; beyond that, inserts are built as usual. */

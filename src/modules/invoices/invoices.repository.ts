@@ -3,7 +3,7 @@ import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, insertRowWith, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -118,6 +118,19 @@ export function findShownStatus(db: Db, companyId: string, uuid: string) {
 export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<{ invoice: InvoiceRow; shownStatus: InvoiceStatus }> {
   const { shownStatus, ...invoice } = await insertRow(db, invoices, values, { shownStatus: invoiceReadStatus });
   return { invoice: invoice as InvoiceRow, shownStatus: shownStatus as InvoiceStatus };
+}
+
+/**
+ * insertInvoice behind a data-modifying CTE that writes what the invoice changes elsewhere (its job,
+ * invoicedJobCte): one statement. Answers the row, the status it reads as, and how many rows the CTE wrote
+ * (its `done` column counted).
+ */
+export async function insertInvoiceWith(db: Db, values: InvoiceInsert, cte: SQL, cteName: string) {
+  const { row, extras } = await insertRowWith(db, invoices, values, cte, {
+    shown: invoiceReadStatus,
+    written: sql`(select count(*)::int from ${sql.identifier(cteName)})`,
+  });
+  return { invoice: row as InvoiceRow, shownStatus: extras.shown as InvoiceStatus, written: Number(extras.written) };
 }
 
 export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {

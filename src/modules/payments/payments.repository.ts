@@ -95,14 +95,10 @@ export async function insertPaymentSettling(
   settlement: SettlementWrite | null,
 ): Promise<{ row: PaymentRow; shownStatus: InvoiceStatus | null }> {
   if (!settlement) return { row: await insertPayment(db, values), shownStatus: null };
-  const { row, extra } = await insertRowWith(
-    db,
-    payments,
-    values,
-    settlementCte(values.companyId, values.invoiceUuid, settlement),
-    sql`(select shown_status from settled)`,
-  );
-  return { row: row as PaymentRow, shownStatus: extra as InvoiceStatus };
+  const { row, extras } = await insertRowWith(db, payments, values, settlementCte(values.companyId, values.invoiceUuid, settlement), {
+    shown: sql`(select shown_status from settled)`,
+  });
+  return { row: row as PaymentRow, shownStatus: extras.shown as InvoiceStatus };
 }
 
 export async function updatePayment(db: Db, companyId: string, uuid: string, values: Partial<PaymentInsert>) {
