@@ -89,22 +89,49 @@ export async function measureNoisyNeighbour(options: Options): Promise<NoisyNeig
     setupRequest: (request: AutocannonRequest) => ({ ...request, path: `/api/v1/customers/${pick()}` }),
   };
   const w2 = (duration: number) => autocannon({ url, connections: options.connections, duration, timeout: 30, requests: [getOfB] });
-  const pdfLoop = (duration: number) =>
-    autocannon({ url, connections: PDF_CLIENTS, duration, timeout: 60, requests: [{ method: 'GET', path: pdfPath, headers: { authorization: `Bearer ${options.apiKey}` } }] });
 
-  if (options.warmup > 0) await Promise.all([w2(options.warmup), pdfLoop(options.warmup)]);
+  /** PDF_CLIENTS clients, each asking for the PDF again as soon as it has the last one, until stopped. */
+  const pdfLoop = () => {
+    let stopped = false;
+    const latencies: number[] = [];
+    const statuses = new Map<number, number>();
+    const client = async () => {
+      while (!stopped) {
+        const started = performance.now();
+        const response = await fetch(`${url}${pdfPath}`, { headers: { authorization: `Bearer ${options.apiKey}` } });
+        await response.arrayBuffer();
+        latencies.push(performance.now() - started);
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+      }
+    };
+    const started = performance.now();
+    const running = Promise.all(Array.from({ length: PDF_CLIENTS }, client));
+    return {
+      async stop() {
+        stopped = true;
+        await running;
+        const seconds = (performance.now() - started) / 1000;
+        latencies.sort((a, b) => a - b);
+        const at = (q: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : 0);
+        const errors = [...statuses].filter(([status]) => status >= 300).reduce((sum, [, count]) => sum + count, 0);
+        return {
+          rps: latencies.length / seconds,
+          p50: at(0.5),
+          p99: at(0.99),
+          errors,
+          statuses: [...statuses].map(([status, count]) => `${status}: ${count}`).join(', '),
+        };
+      },
+    };
+  };
+
+  if (options.warmup > 0) await w2(options.warmup);
   const alone = summary(await w2(options.duration));
-  // The PDF clients start first and run past the end, so B's whole run has them beside it.
-  const noise = pdfLoop(options.duration + 2);
+  // The PDF clients start first (the first renders are under way when B's run starts) and stop after it.
+  const noise = pdfLoop();
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const noisy = summary(await w2(options.duration));
-  const pdfResult = await noise;
-  const pdf = {
-    ...summary(pdfResult),
-    statuses: Object.entries(pdfResult.statusCodeStats ?? {})
-      .map(([status, stat]) => `${status}: ${stat.count}`)
-      .join(', '),
-  };
+  const pdf = await noise.stop();
   const ratio = alone.p99 > 0 ? noisy.p99 / alone.p99 : Number.NaN;
   return { alone, noisy, pdf, ratio };
 }
