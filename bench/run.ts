@@ -15,6 +15,7 @@ import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cl
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
 import { benchUrls, describeSize, ensureEvents, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
+import { measureNoisyNeighbour, type NoisyNeighbourResult } from './noisy-neighbour.js';
 import { runWrk, WRK_SCENARIOS, wrkInstalled, type WrkResult } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -56,9 +57,11 @@ interface Row {
 }
 
 /** Pairs measured in the same run, and the mark of the first over the second, if it has one. */
-const RATIOS: Array<{ id: string; of: string; mark?: number }> = [
+const RATIOS: Array<{ id: string; of: string; mark?: number; retired?: string }> = [
   { id: 'W3Q', of: 'W3N', mark: 0.85 },
-  { id: 'W3H', of: 'W3', mark: 0.85 },
+  // Retired (issue 28): on two shared cores a delivering worker cannot be free; still measured and printed.
+  { id: 'W3H', of: 'W3', mark: 0.85, retired: 'retired mark, informational: the deliveries share the two cores' },
+  { id: 'W2', of: 'T2', mark: 0.9 },
   { id: 'E1', of: 'W1', mark: 1.0 },
   { id: 'E2', of: 'W1', mark: 1.0 },
   { id: 'W1', of: 'T1', mark: 5.0 },
@@ -621,7 +624,9 @@ function clusterTable(rows: ClusterRow[]): string {
   ];
   for (const row of rows) {
     const ratio = row.single?.rps && row.cluster?.rps !== undefined ? (row.cluster.rps / row.single.rps).toFixed(2) : '';
-    const mark = row.id === 'W2' && ratio ? (Number(ratio) >= 0.7 ? ' (mark >= 0.7: met)' : ' (mark >= 0.7: NOT met)') : '';
+    // Retired (issue 28): three instances, a balancer and a pooler on two shared cores cannot be free; the
+    // reference server's own ratio (T2) is printed beside it.
+    const mark = row.id === 'W2' && ratio ? ` (retired mark, informational; was >= 0.7: ${Number(ratio) >= 0.7 ? 'met' : 'not met'})` : '';
     const correct = (check?: Check) => (check ? (check.ok ? 'yes' : 'NO') : '');
     lines.push(
       `| ${row.id} ${row.title} | ${fmt(row.single?.rps)} | ${fmt(row.single?.p99)} | ${fmt(row.cluster?.rps)} | ${fmt(row.cluster?.p99)} | ` +
@@ -665,15 +670,30 @@ async function ensureTightTable(databaseUrl: string): Promise<void> {
 /** The ratios of this run (W3H / W3, E1 / W1, W1 / T1, ...), against their marks. */
 function ratioLines(rows: Row[]): string[] {
   const lines: string[] = [];
-  for (const { id, of, mark } of RATIOS) {
+  for (const { id, of, mark, retired } of RATIOS) {
     const a = rows.find((row) => row.id === id);
     const b = rows.find((row) => row.id === of);
     if (!a?.rps || !b?.rps) continue;
     const ratio = a.rps / b.rps;
-    const verdict = mark === undefined ? '' : ` (mark >= ${mark.toFixed(2)}x: ${ratio >= mark ? 'met' : 'NOT met'})`;
+    const verdict =
+      mark === undefined
+        ? ''
+        : retired
+          ? ` (${retired}; was >= ${mark.toFixed(2)}x)`
+          : ` (mark >= ${mark.toFixed(2)}x: ${ratio >= mark ? 'met' : 'NOT met'})`;
     lines.push(`${id} / ${of}: ${fmt(a.rps)} / ${fmt(b.rps)} req/s = ${ratio.toFixed(2)}x${verdict}`);
   }
   return lines;
+}
+
+/** X1's line: company B's W2 alone and beside company A's PDF loop, and the mark on B's p99. */
+function noisyLine(result: NoisyNeighbourResult): string {
+  const { alone, noisy, pdf, ratio } = result;
+  return (
+    `X1 noisy neighbour: company B's W2 p99 ${fmt(noisy.p99)} ms beside 4 clients rendering company A's 1,000-line PDF ` +
+    `(${fmt(pdf.rps, 1)} PDFs/s, p99 ${fmt(pdf.p99)} ms, ${pdf.statuses}) against ${fmt(alone.p99)} ms alone = ${ratio.toFixed(2)}x ` +
+    `(mark <= 2.00x: ${ratio <= 2 ? 'met' : 'NOT met'}); B's req/s ${fmt(noisy.rps)} against ${fmt(alone.rps)}, errors ${noisy.errors} / ${alone.errors}`
+  );
 }
 
 function fmt(value: number | undefined, digits = 0): string {
@@ -752,6 +772,7 @@ async function main() {
   let clusterRows: ClusterRow[] = [];
   let clusterSkipped: string | undefined;
   const wrkRows: WrkRow[] = [];
+  let noisy: NoisyNeighbourResult | undefined;
   let wrkSkipped: string | undefined;
   const startedAt = new Date();
   try {
@@ -821,6 +842,25 @@ async function main() {
         await reference.stop();
       }
     }
+    if (ONLY.length === 0 || ONLY.includes('X1')) {
+      // A server of its own without the PDF cache, so that every PDF request of the loop renders.
+      const noisyServer = await startServer(urls.bench, workDir, { PDF_CACHE_BYTES: '0' });
+      try {
+        noisy = await measureNoisyNeighbour({
+          url: noisyServer.url,
+          databaseUrl: urls.bench,
+          apiKey: context.apiKey,
+          job: context.jobs[0],
+          connections: CONNECTIONS,
+          duration: DURATION,
+          warmup: WARMUP,
+          log,
+        });
+        log(noisyLine(noisy));
+      } finally {
+        await noisyServer.stop();
+      }
+    }
     for (const line of ratioLines(rows)) log(line);
 
     if (env.BENCH_SQL !== '0') {
@@ -861,6 +901,7 @@ async function main() {
     '',
     ...ratioLines(rows).map((line) => `- ${line}`),
     ...rows.filter((row) => row.note).map((row) => `- ${row.id}: ${row.note}`),
+    ...(noisy ? [`- ${noisyLine(noisy)}`] : []),
     '',
     sqlTable(rows),
     '',

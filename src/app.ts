@@ -19,6 +19,7 @@ import { usagePlugin } from './plugins/usage.js';
 import { deliveryWorkerPlugin } from './plugins/webhook-delivery.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { loggerOptions, requestLogPlugin } from './plugins/request-log.js';
+import { lazyChildLoggerFactory } from './plugins/lazy-logger.js';
 import { swaggerPlugin } from './plugins/swagger.js';
 import { healthRoutes } from './modules/health/health.routes.js';
 import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
@@ -50,6 +51,21 @@ declare module 'fastify' {
   }
 }
 
+/** Random bytes for request ids, drawn 4 KiB at a time instead of once per request. */
+const idRandom = { pool: new Uint8Array(4096), at: 4096 };
+const idOptions: { random?: Uint8Array } = {};
+
+/** A UUIDv7 request id (time-ordered by the millisecond, random within it). */
+function requestId(): string {
+  if (idRandom.at + 16 > idRandom.pool.length) {
+    crypto.getRandomValues(idRandom.pool);
+    idRandom.at = 0;
+  }
+  idOptions.random = idRandom.pool.subarray(idRandom.at, idRandom.at + 16);
+  idRandom.at += 16;
+  return uuidv7(idOptions);
+}
+
 function trustProxySetting(value: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
   // `true` is refused by the configuration (any client could choose its address).
   if (value === undefined || value === 'false') return false;
@@ -72,9 +88,11 @@ export async function buildApp(deps: AppDeps) {
     requestIdHeader: false,
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
-      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : uuidv7();
+      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : requestId();
     },
     logController: new LogController({ disableRequestLogging: true }),
+    // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
     // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection.
     requestTimeout: config.REQUEST_TIMEOUT_MS,

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Fasti
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { detailsOf, parseInput } from '../shared/validation.js';
+import { detailsOf, emptyObjectValue, fastValidatorOf, parseInput } from '../shared/validation.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,13 +61,27 @@ export class RequestValidationError extends Error {
 }
 
 /** The validator of every route schema: zod through the one issue mapping of src/shared/validation.ts. */
-export const validatorCompiler: FastifySchemaCompiler<z.ZodType> =
-  ({ schema, httpPart }) =>
-  (data) => {
+export const validatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
+  // Decided once per route: a fast validator for the schema's usual input, and what an empty query string gives.
+  const fast = fastValidatorOf(schema);
+  const empty = httpPart === 'querystring' ? emptyObjectValue(schema) : undefined;
+  return (data) => {
+    if (fast) {
+      const known = fast(data);
+      if (known) return known;
+    }
+    if (empty && isEmptyObject(data)) return { value: { ...empty } };
     // fastify hands an absent body over as null; a JSON null body never gets here (json-body.ts).
     const result = parseInput(schema, httpPart === 'body' && data === null ? undefined : data);
     return result.success ? { value: result.data } : { error: new RequestValidationError(result.issues) };
   };
+};
+
+function isEmptyObject(data: unknown): boolean {
+  if (data === null || typeof data !== 'object') return false;
+  for (const _key in data) return false;
+  return true;
+}
 
 /** Fastify's names of the request parts, as a client reads them. */
 const PART_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };

@@ -35,12 +35,22 @@ export const metricsPlugin = fp<{ pool?: pg.Pool }>(
       });
     }
 
+    // The labelled series of each method, route and status, looked up once: a request then only counts.
+    const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
     onRequestDone(app, (request, reply) => {
       // The route pattern, never the raw URL, keeps label cardinality bounded.
       const route = request.routeOptions.url ?? 'unmatched';
-      const labels = { method: request.method, route, status_code: String(reply.statusCode) };
-      requests.inc(labels);
-      duration.observe(labels, reply.elapsedTime / 1000);
+      const status = String(reply.statusCode);
+      const key = `${request.method} ${status} ${route}`;
+      let labelled = series.get(key);
+      if (!labelled) {
+        const counter = requests.labels(request.method, route, status);
+        const histogram = duration.labels(request.method, route, status);
+        labelled = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+        series.set(key, labelled);
+      }
+      labelled.count();
+      labelled.observe(reply.elapsedTime / 1000);
     });
 
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

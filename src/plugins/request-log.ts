@@ -39,40 +39,57 @@ export function loggerOptions(config: Config): FastifyLoggerOptions {
   };
 }
 
+type DoneHandler = (request: FastifyRequest, reply: FastifyReply, aborted: boolean) => void;
+
 const DONE = Symbol('requestDone');
+/** The handlers of each server, run by one pair of hooks however many plugins ask (request log, metrics). */
+const handlersOf = new WeakMap<object, DoneHandler[]>();
 
 /**
  * Calls `handler` exactly once per request when its response is over: on onResponse, or when the
  * connection closes first. A client that closes right after the last byte of a download skips
- * onResponse; such a request is still logged and counted.
+ * onResponse; such a request is still logged and counted. However many handlers there are, a request
+ * gets one close listener and one onResponse hook.
  */
-export function onRequestDone(
-  app: FastifyInstance,
-  handler: (request: FastifyRequest, reply: FastifyReply, aborted: boolean) => void,
-): void {
-  const once = (request: FastifyRequest, reply: FastifyReply) => {
-    const marks = ((request as unknown as Record<symbol, Set<unknown>>)[DONE] ??= new Set());
-    if (marks.has(handler)) return;
-    marks.add(handler);
-    handler(request, reply, !reply.raw.writableFinished);
+export function onRequestDone(app: FastifyInstance, handler: DoneHandler): void {
+  const known = handlersOf.get(app.server);
+  if (known) {
+    known.push(handler);
+    return;
+  }
+  const handlers = [handler];
+  handlersOf.set(app.server, handlers);
+  const done = (request: FastifyRequest, reply: FastifyReply) => {
+    const marked = request as unknown as Record<symbol, boolean>;
+    if (marked[DONE]) return;
+    marked[DONE] = true;
+    const aborted = !reply.raw.writableFinished;
+    for (const each of handlers) each(request, reply, aborted);
   };
-  app.addHook('onRequest', async (request, reply) => {
-    reply.raw.once('close', () => once(request, reply));
+  app.addHook('onRequest', (request, reply, next) => {
+    reply.raw.once('close', () => done(request, reply));
+    next();
   });
-  app.addHook('onResponse', async (request, reply) => once(request, reply));
+  app.addHook('onResponse', (request, reply, next) => {
+    done(request, reply);
+    next();
+  });
 }
 
 /** One log line per request: method, URL, status, time, the error code of a refusal; never headers or bodies. */
 export const requestLogPlugin = fp(
   async (app) => {
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       if (reply.statusCode >= 400 && typeof payload === 'string') {
         const match = /"code":"([a-z_]+)"/.exec(payload.slice(0, 200));
         if (match) request.errorCode = match[1];
       }
-      return payload;
+      done(null, payload);
     });
     onRequestDone(app, (request, reply, aborted) => {
+      // Below the level the line is not even assembled.
+      const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
+      if (log.isLevelEnabled && !log.isLevelEnabled('info')) return;
       request.log.info(
         {
           method: request.method,

@@ -6,15 +6,15 @@ import fp from 'fastify-plugin';
  */
 export const securityHeadersPlugin = fp(
   async (app) => {
-    app.addHook('onRequest', async (request, reply) => {
+    // One synchronous hook; the request id is set here too, as every answer passes through onSend.
+    app.addHook('onSend', (request, reply, payload, done) => {
       reply.header('x-request-id', request.id);
-    });
-    app.addHook('onSend', async (_request, reply) => {
       if (app.lifecycle.shuttingDown) reply.header('connection', 'close');
       reply.header('x-content-type-options', 'nosniff');
       reply.header('x-frame-options', 'DENY');
       reply.header('referrer-policy', 'no-referrer');
-      reply.header('cache-control', reply.getHeader('cache-control') ?? 'no-store');
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      done(null, payload);
     });
   },
   { name: 'security-headers', dependencies: ['lifecycle'] },

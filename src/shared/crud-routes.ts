@@ -14,7 +14,8 @@ import type { Db } from '../db/client.js';
 import { actorOf, type Actor, type Addon } from '../auth/principal.js';
 import type { Scope, ScopeArea } from '../auth/scopes.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
-import { uuidString } from './formats.js';
+import { UUID_PATTERN, uuidString } from './formats.js';
+import { registerFastValidator } from './validation.js';
 import { GetQuery, type Page } from './list-query.js';
 import { SECURITY } from './openapi.js';
 
@@ -31,6 +32,13 @@ export interface CrudService<TItem, TRecord, TCreate, TUpdate, TListQuery, TCrea
 }
 
 export const UuidParams = z.strictObject({ uuid: uuidString.describe('The record id.') });
+
+// The path of every item route: a well-formed uuid is answered as the schema would (lower-cased) without running it.
+registerFastValidator(UuidParams, (data) => {
+  const uuid = (data as { uuid?: unknown }).uuid;
+  if (typeof uuid !== 'string' || !UUID_PATTERN.test(uuid) || Object.keys(data as object).length !== 1) return undefined;
+  return { value: { uuid: uuid.toLowerCase() } };
+});
 
 /**
  * What a route with this schema receives as its request, typed by the zod type provider from the schema:

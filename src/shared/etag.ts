@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { OK_JSON_HEAD } from './envelope.js';
 
@@ -12,7 +12,8 @@ export function etagOf(record: unknown): string {
 
 /** The ETag of a record given as its JSON text (the `data` part of a serialized envelope). */
 export function etagOfJson(json: string): string {
-  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+  // One-shot hashing: no Hash object per answer.
+  return `"${hash('sha256', json, 'base64url').slice(0, 32)}"`;
 }
 
 /**

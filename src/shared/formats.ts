@@ -5,9 +5,12 @@ import { detail } from './validation.js';
 /** Reusable zod pieces for the field formats of DECISIONS.md §4. */
 
 /** One check, so a bad id is one problem (the pattern fixes the length, which the document states). */
+/** What uuidString accepts, in any case (it answers the value lower-cased). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 export const uuidString = z
   .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
+  .regex(UUID_PATTERN, 'must be a UUID')
   .transform((value) => value.toLowerCase())
   .meta({ format: 'uuid', minLength: 36, maxLength: 36, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' });
 

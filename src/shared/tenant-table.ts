@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
-import { isPrepared, prepared, type PreparedRead } from '../db/perf/prepared.js';
+import { apiColumns, type ApiFields } from '../db/perf/api-rows.js';
+import { isPrepared, prepared, queryRows, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { missingReference } from '../errors.js';
 import { pageOffset, toPage, type ListQuery, type ListSort, type Page } from './list-query.js';
@@ -223,6 +224,89 @@ export async function selectPage<T extends TenantTable>(
   const total = counted.length > 0 ? Number(counted[0].fullCount) : null;
   const rows = counted.map(({ fullCount: _count, ...row }) => row) as RowOf<T>[];
   return { rows, total };
+}
+
+/**
+ * The company's record with this uuid in its API form (src/db/perf/api-rows.ts), live unless
+ * includeDeleted, or null: one prepared statement, and the driver's row is the record.
+ */
+export async function findApiRow<R>(db: Db, table: TenantTable, fields: ApiFields, companyId: string, uuid: string, includeDeleted: boolean): Promise<R | null> {
+  const name = `api_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
+  const rows = await queryRows<R>(
+    db,
+    name,
+    () => sql`select ${apiColumns(fields)} from ${table} where ${byUuidPlaceholders(table, includeDeleted)} limit 1`,
+    { companyId, uuid },
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * selectPage in the API form of `fields`, for pages without a search term: each driver row is a list item
+ * as it is answered. The unfiltered page runs as a prepared statement.
+ */
+export async function selectApiPage<R>(
+  db: Db,
+  table: TenantTable,
+  fields: ApiFields,
+  companyId: string,
+  options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; sort?: ListSort; offset: number; limit: number },
+): Promise<RowsWithTotal<R>> {
+  const active = (options.filters ?? []).filter((filter) => filter !== undefined);
+  const sort = options.sort ?? '-created_at';
+  const order = sql.join([...listOrder(table, { sort })], sql`, `);
+  if (active.length === 0) {
+    const name = `api_page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
+    const live = options.includeDeleted ? sql`` : sql` and ${table.deletedAt} is null`;
+    const rows = await queryRows<R>(
+      db,
+      name,
+      () => sql`select ${apiColumns(fields)} from ${table} where ${table.companyId} = ${sql.placeholder('companyId')}${live}
+        order by ${order} limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,
+      { companyId, limit: options.limit, offset: options.offset },
+    );
+    return { rows, total: null };
+  }
+  const where = and(scoped(table, companyId, options.includeDeleted), ...active);
+  const result = await db.execute(
+    sql`select ${apiColumns(fields)} from ${table} where ${where} order by ${order} limit ${options.limit} offset ${options.offset}`,
+  );
+  return { rows: (result as unknown as { rows: R[] }).rows, total: null };
+}
+
+/** A row as the driver answers it (column names, driver values) in drizzle's form: what a select would give. */
+export function rowFromDriver<T extends TenantTable>(table: T, raw: Record<string, unknown>): RowOf<T> {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table as TenantTable))) {
+    const value = raw[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as RowOf<T>;
+}
+
+/**
+ * Inserts a row behind a data-modifying CTE (`with <cte> insert ...`), in one statement, and answers the row
+ * and the value of each of `extras`: expressions over the inserted row or the CTE (e.g. `(select
+ * shown_status from settled)`).
+ */
+export async function insertRowWith<T extends TenantTable, K extends string>(
+  db: Db,
+  table: T,
+  values: InsertOf<T>,
+  cte: SQL,
+  extras: Record<K, SQL>,
+): Promise<{ row: RowOf<T>; extras: Record<K, unknown> }> {
+  assertRecordedWrite(db, table);
+  const insert = db.insert(table).values(values as never).returning().getSQL();
+  const names = Object.keys(extras) as K[];
+  const more = sql.join(
+    names.map((name) => sql`${extras[name]} as ${sql.identifier(`extra_${name}`)}`),
+    sql`, `,
+  );
+  const result = await db.execute(sql`with ${cte} ${insert}, ${more}`);
+  const [raw] = (result as unknown as { rows: Array<Record<string, unknown>> }).rows;
+  const answered = Object.fromEntries(names.map((name) => [name, raw[`extra_${name}`]])) as Record<K, unknown>;
+  return { row: rowFromDriver(table, raw), extras: answered };
 }
 
 /** Distinct column sets remembered per table for prepared inserts; beyond that, inserts are built as usual. */

@@ -160,6 +160,37 @@ export function detailsOf(issues: ReadonlyArray<z.core.$ZodIssue>, whole: string
 
 export type ParseResult<T> = { success: true; data: T } | { success: false; issues: ReadonlyArray<z.core.$ZodIssue> };
 
+/** What a fast validator answers: the parsed value, or undefined to let the schema parse the input. */
+export type FastValidator = (data: unknown) => { value: unknown } | undefined;
+
+const fastValidators = new WeakMap<z.ZodType, FastValidator>();
+
+/**
+ * Gives a schema a validator for its common, valid input that answers what the schema would, without
+ * running it (the path parameters of every item route); anything it does not recognize goes to the schema.
+ */
+export function registerFastValidator(schema: z.ZodType, validator: FastValidator): void {
+  fastValidators.set(schema, validator);
+}
+
+export function fastValidatorOf(schema: z.ZodType): FastValidator | undefined {
+  return fastValidators.get(schema);
+}
+
+/**
+ * What the schema makes of an empty object (a query string with no parameters: its defaults), when that is
+ * the same plain values every time; undefined otherwise. Computed once per schema by the validator compiler.
+ */
+export function emptyObjectValue(schema: z.ZodType): Record<string, unknown> | undefined {
+  const first = schema.safeParse({});
+  if (!first.success || first.data === null || typeof first.data !== 'object' || Array.isArray(first.data)) return undefined;
+  const values = Object.values(first.data as Record<string, unknown>);
+  if (!values.every((value) => value === null || ['string', 'number', 'boolean', 'undefined'].includes(typeof value))) return undefined;
+  const second = schema.safeParse({});
+  if (!second.success || JSON.stringify(second.data) !== JSON.stringify(first.data)) return undefined;
+  return first.data as Record<string, unknown>;
+}
+
 /** Parses with the curated messages and the input kept on each issue (to tell absent from wrong). */
 export function parseInput<T extends z.ZodType>(schema: T, data: unknown): ParseResult<z.output<T>> {
   const result = schema.safeParse(data, { reportInput: true, error: errorMap as z.core.$ZodErrorMap });

@@ -1,4 +1,5 @@
-import type { SQL } from 'drizzle-orm';
+import { Placeholder, type SQL } from 'drizzle-orm';
+import pg from 'pg';
 import type { PgDialect } from 'drizzle-orm/pg-core';
 import { databaseOf, namedStatementsAllowed, type Db } from '../client.js';
 
@@ -78,4 +79,39 @@ export async function executePrepared<Row>(db: Db, name: string, build: () => SQ
     },
   }));
   return (await statement.execute(params)).rows;
+}
+
+/** A statement built once: its text and, per parameter, the placeholder it takes its value from. */
+interface BuiltStatement {
+  text: string;
+  params: unknown[];
+}
+
+const builtOf = new WeakMap<object, Map<string, BuiltStatement>>();
+
+/**
+ * executePrepared for reads whose columns the driver answers as they are (text, uuid, boolean, jsonb,
+ * integers: an API-form select, src/db/perf/api-rows.ts): on node-postgres the statement goes to the
+ * connection directly, with pg's own parsers, and each row comes back as the object pg builds, with no
+ * further layer per row or per statement. On the embedded database it runs through executePrepared.
+ */
+export async function queryRows<Row>(db: Db, name: string, build: () => SQL, params: Record<string, unknown>): Promise<Row[]> {
+  const client = (db._.session as unknown as { client: unknown }).client;
+  if (!(client instanceof pg.Pool || client instanceof pg.Client)) return executePrepared<Row>(db, name, build, params);
+  const database = databaseOf(db);
+  let statements = builtOf.get(database);
+  if (!statements) {
+    statements = new Map();
+    builtOf.set(database, statements);
+  }
+  let built = statements.get(name);
+  if (!built) {
+    const query = (database as PgDialect).sqlToQuery(build());
+    built = { text: query.sql, params: query.params };
+    statements.set(name, built);
+  }
+  const values = built.params.map((param) => (param instanceof Placeholder ? params[param.name] : param));
+  const config = namedStatementsAllowed(db) ? { name, text: built.text, values } : { text: built.text, values };
+  const result = await (client as pg.Pool).query<Row & pg.QueryResultRow>(config);
+  return result.rows;
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import type { KeyMode } from '../../db/schema/index.js';
 
@@ -14,7 +14,7 @@ export interface GeneratedKey {
 }
 
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 export function generateApiKey(mode: KeyMode = 'live'): GeneratedKey {

@@ -68,14 +68,29 @@ export class UsageMeter {
     await this.flush();
   }
 
+  /** The period of a moment and when the next one starts, kept until the month turns. */
+  private current: { from: number; until: number; period: string; resetsAt: string } | undefined;
+
+  private periodOf(nowMs: number): { period: string; resetsAt: string } {
+    const current = this.current;
+    if (current && nowMs >= current.from && nowMs < current.until) return current;
+    const now = new Date(nowMs);
+    const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const until = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    this.current = { from, until, period: usagePeriod(now), resetsAt: nextPeriodStart(now) };
+    return this.current;
+  }
+
   /** Counts one request unless it would pass the limit. */
-  async count(companyId: string, limit: number | null, now = new Date()): Promise<UsageDecision> {
-    let entry = await this.entry(companyId, now);
+  async count(companyId: string, limit: number | null, now?: Date): Promise<UsageDecision> {
+    const nowMs = now?.getTime() ?? Date.now();
+    const { period, resetsAt } = this.periodOf(nowMs);
+    const known = this.usage.get(companyId);
+    let entry = known && known.period === period ? known : await this.entry(companyId, period, nowMs);
     // A flush may have dropped the entry while this request waited for it: count on the live one.
-    while (this.usage.get(companyId) !== entry) entry = await this.entry(companyId, now);
-    entry.lastSeen = now.getTime();
+    while (this.usage.get(companyId) !== entry) entry = await this.entry(companyId, period, nowMs);
+    entry.lastSeen = nowMs;
     const current = entry.others + entry.mine;
-    const resetsAt = nextPeriodStart(now);
     if (limit !== null && current + 1 > limit) return { allowed: false, count: current, resetsAt };
     entry.mine += 1;
     entry.unflushed += 1;
@@ -83,14 +98,15 @@ export class UsageMeter {
   }
 
   /** The current count without counting: what a refused (403 ip_restricted) request reports. */
-  async peek(companyId: string, now = new Date()): Promise<Omit<UsageDecision, 'allowed'>> {
-    const entry = await this.entry(companyId, now);
-    entry.lastSeen = now.getTime();
-    return { count: entry.others + entry.mine, resetsAt: nextPeriodStart(now) };
+  async peek(companyId: string, now?: Date): Promise<Omit<UsageDecision, 'allowed'>> {
+    const nowMs = now?.getTime() ?? Date.now();
+    const { period, resetsAt } = this.periodOf(nowMs);
+    const entry = await this.entry(companyId, period, nowMs);
+    entry.lastSeen = nowMs;
+    return { count: entry.others + entry.mine, resetsAt };
   }
 
-  private async entry(companyId: string, now: Date): Promise<CompanyUsage> {
-    const period = usagePeriod(now);
+  private async entry(companyId: string, period: string, nowMs: number): Promise<CompanyUsage> {
     const existing = this.usage.get(companyId);
     if (existing && existing.period === period) return existing;
     const key = `${companyId}:${period}`;
@@ -99,7 +115,7 @@ export class UsageMeter {
       pending = (async () => {
         if (existing && existing.unflushed > 0) await this.flushCompany(companyId, existing);
         const { mine, others } = await usageSplit(this.db, companyId, period, this.instanceId);
-        const fresh: CompanyUsage = { period, others, mine, unflushed: 0, lastSeen: now.getTime() };
+        const fresh: CompanyUsage = { period, others, mine, unflushed: 0, lastSeen: nowMs };
         this.usage.set(companyId, fresh);
         return fresh;
       })().finally(() => this.loading.delete(key));

@@ -1,7 +1,9 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findRow, paginate, searchMatches, selectPage, syncFilter } from '../../shared/tenant-table.js';
+import { countRows, findApiRow, findRow, paginate, searchMatches, selectApiPage, selectPage, syncFilter } from '../../shared/tenant-table.js';
+import { customerApiFields } from './customers.mapper.js';
+import type { CustomerResponse } from './customers.schemas.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
 
 export type CustomerRow = typeof customers.$inferSelect;
@@ -29,7 +31,13 @@ function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined 
   }
 }
 
-export function listCustomers(db: Db, companyId: string, query: ListCustomersQuery) {
+/** The customer as its GET answers it, read in its API form (src/db/perf/api-rows.ts), or null. */
+export function findCustomerRecord(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  return findApiRow<CustomerResponse>(db, customers, customerApiFields, companyId, uuid, includeDeleted);
+}
+
+/** A page of customers as rows, for a search (its count comes with the page). */
+export function searchCustomers(db: Db, companyId: string, query: ListCustomersQuery & { search: string }) {
   const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search), syncFilter(customers, query)];
   return paginate(
     query,
@@ -38,3 +46,13 @@ export function listCustomers(db: Db, companyId: string, query: ListCustomersQue
   );
 }
 
+/** A page of customers without a search term, each one read in its API form: the items as they are answered. */
+export function listCustomerRecords(db: Db, companyId: string, query: ListCustomersQuery) {
+  const filters = [filterCondition(query.filter), syncFilter(customers, query)];
+  return paginate(
+    query,
+    (offset, limit) =>
+      selectApiPage<CustomerResponse>(db, customers, customerApiFields, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
+    () => countRows(db, customers, companyId, query.include_deleted, filters),
+  );
+}

@@ -42,10 +42,8 @@ export const customerRecords: RecordedType<CustomerResponse> = {
   noun: 'Customer',
   embeds: [],
   fromRow: toCustomerResponse,
-  async find(db, companyId, uuid, includeDeleted) {
-    const row = await repository.findCustomer(db, companyId, uuid, includeDeleted);
-    return row && toCustomerResponse(row);
-  },
+  // Read in its API form: the row is the record (customers.mapper.ts, customerApiFields).
+  find: (db, companyId, uuid, includeDeleted) => repository.findCustomerRecord(db, companyId, uuid, includeDeleted),
   async lockAndLoad(db, companyId, uuid, includeDeleted) {
     const row = await repository.lockCustomer(db, companyId, uuid, includeDeleted);
     return row && { row, record: toCustomerResponse(row) };
@@ -53,7 +51,10 @@ export const customerRecords: RecordedType<CustomerResponse> = {
 };
 
 export const customersService: CrudService<CustomerResponse, CustomerResponse, CreateCustomerBody, UpdateCustomerBody, ListCustomersQuery> = {
-  list: async (db, companyId, query) => mapPage(await repository.listCustomers(db, companyId, query), toCustomerResponse),
+  list: async (db, companyId, query) =>
+    query.search
+      ? mapPage(await repository.searchCustomers(db, companyId, { ...query, search: query.search }), toCustomerResponse)
+      : repository.listCustomerRecords(db, companyId, query),
   get: (db, companyId, uuid, includeDeleted) => getRecord(customerRecords, db, companyId, uuid, includeDeleted),
   create,
   update,

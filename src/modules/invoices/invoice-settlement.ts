@@ -58,11 +58,31 @@ export async function settleInvoice(
   { detail, added }: SettlementInput = {},
 ): Promise<SettledInvoice | null> {
   const { tx, companyId } = changes;
-  const total = toCents(invoice.totalAmount);
   const paid =
     added === undefined
       ? toCents(await repository.sumCompletedPayments(tx, companyId, invoice.uuid))
       : toCents(invoice.paidAmount) + added;
+  const plan = planSettlement(invoice, status, paid);
+  let settled: SettledInvoice | null = detail ? { invoice, shownStatus: detail.shownStatus } : null;
+  if (plan.changed) {
+    await changes.touch('invoice', invoice.uuid);
+    settled = await repository.writeSettlement(tx, companyId, invoice.uuid, plan.columns);
+  }
+  await settled_(changes, invoice, plan, detail, settled);
+  return settled;
+}
+
+/** What settling a locked invoice at `paid` (cents) writes; 400 when paid would exceed the total. */
+export interface SettlementPlan {
+  /** Whether the stored amounts or status change. */
+  changed: boolean;
+  columns: repository.SettlementColumns;
+  /** The stored status after settlement. */
+  status: StoredInvoiceStatus;
+}
+
+export function planSettlement(invoice: LockedInvoice, status: StoredInvoiceStatus, paid: Cents): SettlementPlan {
+  const total = toCents(invoice.totalAmount);
   if (paid > total) {
     const balance = total - toCents(invoice.paidAmount);
     throw invalidField('amount', `would make paid_amount exceed total_amount (the balance is ${fromCents(balance)})`, 'out_of_range');
@@ -71,19 +91,46 @@ export async function settleInvoice(
   const nextStatus = settledStatus(status, balance);
   const changed =
     nextStatus !== invoice.status || paid !== toCents(invoice.paidAmount) || balance !== toCents(invoice.balanceAmount);
-  let settled: SettledInvoice | null = detail ? { invoice, shownStatus: detail.shownStatus } : null;
-  if (changed) {
-    await changes.touch('invoice', invoice.uuid);
-    settled = await repository.writeSettlement(tx, companyId, invoice.uuid, {
-      paidAmount: centsToDecimal(paid),
-      balanceAmount: centsToDecimal(balance),
-      status: nextStatus,
-    });
-  }
+  return { changed, status: nextStatus, columns: { paidAmount: centsToDecimal(paid), balanceAmount: centsToDecimal(balance), status: nextStatus } };
+}
+
+/**
+ * A payment create's settlement: the payment's amount (0 unless Completed) added to the invoice, locked and
+ * read by lockInvoiceForChange as `detail`. The payment row and the settled invoice are written by one
+ * statement (the insert, with the invoice's update in the same statement), so the invoice stays locked for
+ * one round trip less. Answers the payment row as written and the settled invoice.
+ */
+export async function insertWithSettlement<P>(
+  changes: Changes,
+  detail: InvoiceDetailRow & { invoice: LockedInvoice },
+  added: Cents,
+  insert: (settlement: repository.SettlementWrite | null) => Promise<{ row: P; shownStatus: InvoiceStatus | null }>,
+): Promise<{ row: P; settled: SettledInvoice }> {
+  const { invoice } = detail;
+  const plan = planSettlement(invoice, invoice.status, toCents(invoice.paidAmount) + added);
+  // The settled row is the locked one with what the statement writes: no need to read it back.
+  const settlement = plan.changed ? { ...plan.columns, updatedAt: new Date() } : null;
+  const written = await insert(settlement);
+  if (settlement && written.shownStatus === null) throw new Error(`The invoice ${invoice.uuid} was not settled`);
+  const settled: SettledInvoice = settlement
+    ? { invoice: { ...invoice, ...settlement, status: plan.status }, shownStatus: written.shownStatus! }
+    : { invoice, shownStatus: detail.shownStatus };
+  await settled_(changes, invoice, plan, detail, settled);
+  return { row: written.row, settled };
+}
+
+/** After the settlement is written: the invoice's GET form for its event, and its job paid when it became Paid. */
+async function settled_(
+  changes: Changes,
+  invoice: LockedInvoice,
+  plan: SettlementPlan,
+  detail: InvoiceDetailRow | undefined,
+  settled: SettledInvoice | null,
+): Promise<void> {
   if (detail && settled) changes.after('invoice', invoice.uuid, toInvoiceResponse({ ...detail, ...settled }));
+  const nextStatus = plan.status;
   if (nextStatus === 'Paid' && invoice.status !== 'Paid' && invoice.jobUuid) {
     await changes.touch('job', invoice.jobUuid);
-    await markJobPaid(tx, companyId, invoice.jobUuid);
+    await markJobPaid(changes.tx, changes.companyId, invoice.jobUuid);
   }
-  return settled;
 }

@@ -3,7 +3,7 @@ import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
-import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, insertRowWith, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
 
@@ -120,12 +120,40 @@ export async function insertInvoice(db: Db, values: InvoiceInsert): Promise<{ in
   return { invoice: invoice as InvoiceRow, shownStatus: shownStatus as InvoiceStatus };
 }
 
+/**
+ * insertInvoice behind a data-modifying CTE that writes what the invoice changes elsewhere (its job,
+ * invoicedJobCte): one statement. Answers the row, the status it reads as, and how many rows the CTE wrote
+ * (its `done` column counted).
+ */
+export async function insertInvoiceWith(db: Db, values: InvoiceInsert, cte: SQL, cteName: string) {
+  const { row, extras } = await insertRowWith(db, invoices, values, cte, {
+    shown: invoiceReadStatus,
+    written: sql`(select count(*)::int from ${sql.identifier(cteName)})`,
+  });
+  return { invoice: row as InvoiceRow, shownStatus: extras.shown as InvoiceStatus, written: Number(extras.written) };
+}
+
 export async function updateInvoice(db: Db, companyId: string, uuid: string, values: Partial<InvoiceInsert>) {
   await updateRow(db, invoices, companyId, uuid, values, { includeDeleted: true });
 }
 
 /** The amounts and status settlement writes (invoice-settlement.ts). */
 export type SettlementColumns = Pick<InvoiceInsert, 'paidAmount' | 'balanceAmount' | 'status'>;
+
+/** A settlement with the updated_at it stamps (a payment create writes it with its payment). */
+export type SettlementWrite = SettlementColumns & { updatedAt: Date };
+
+/**
+ * The settlement of one invoice as a data-modifying CTE named `settled`, answering the status the invoice
+ * reads as afterwards (`shown_status`): a statement that writes something else puts it in front of itself
+ * and reads `(select shown_status from settled)`, so both writes go in one round trip.
+ */
+export function settlementCte(companyId: string, uuid: string, values: SettlementWrite): SQL {
+  return sql`settled as (update ${invoices} set ${sql.identifier(invoices.paidAmount.name)} = ${values.paidAmount}::numeric,
+    ${sql.identifier(invoices.balanceAmount.name)} = ${values.balanceAmount}::numeric, ${sql.identifier(invoices.status.name)} = ${values.status},
+    ${sql.identifier(invoices.updatedAt.name)} = ${values.updatedAt.toISOString()}::timestamptz
+    where ${byUuid(invoices, companyId, uuid, true)} returning ${invoiceReadStatus} as shown_status)`;
+}
 
 /** Writes a settled invoice's amounts and status; answers the row as written with the status it reads as. */
 export async function writeSettlement(db: Db, companyId: string, uuid: string, values: SettlementColumns) {

@@ -8,7 +8,7 @@ import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { invoiceJob, lockJobForInvoice } from '../jobs/job-billing.js';
+import { invoiceJobWith, lockJobForInvoice } from '../jobs/job-billing.js';
 import type { JobRow } from '../jobs/jobs.repository.js';
 import { requireOneCustomer } from '../customers/one-customer.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
@@ -151,8 +151,9 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
     const source = amountSource(job.job, estimate);
     const pricing = priceInvoice(body, source);
     const status = settledStatus(body.status ?? 'Pending', pricing.total);
-    const invoicedJob = await invoiceJob(changes, job, { paid: status === 'Paid' });
-    const inserted = await repository.insertInvoice(tx, {
+    // The job moves to Invoiced in the invoice's own insert: one statement (job-billing.ts).
+    const { cte, name, job: invoicedJob } = invoiceJobWith(changes, job, { paid: status === 'Paid' });
+    const { written, ...inserted } = await repository.insertInvoiceWith(tx, {
       companyId,
       uuid,
       customerUuid: body.customer_uuid,
@@ -170,7 +171,8 @@ async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
       terms: body.terms ?? null,
       internalNotes: body.internal_notes ?? null,
       status,
-    });
+    }, cte, name);
+    if (written !== 1) throw new Error(`The job ${body.job_uuid} was not moved to Invoiced`);
     changes.created(
       'invoice',
       uuid,

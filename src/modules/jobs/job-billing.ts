@@ -1,6 +1,7 @@
 import type { Changes } from '../changes/change-recorder.js';
 import { toJobResponse } from './jobs.mapper.js';
-import { lockJobWithRelations, markJobInvoiced, type JobRow, type JobWithRelations } from './jobs.repository.js';
+import type { SQL } from 'drizzle-orm';
+import { invoicedJobCte, invoicedJobRow, lockJobWithRelations, markJobInvoiced, type JobRow, type JobWithRelations } from './jobs.repository.js';
 
 /**
  * The job an invoice create bills: locked and read with its relations in one statement, and recorded as
@@ -21,4 +22,15 @@ export async function invoiceJob(changes: Changes, locked: JobWithRelations, opt
   const job = await markJobInvoiced(changes.tx, changes.companyId, locked.job.uuid, options);
   changes.after('job', job.uuid, toJobResponse({ ...locked, job }));
   return job;
+}
+
+/**
+ * invoiceJob for an invoice create that writes the job's move in its own insert: the CTE to put in front of
+ * the insert (named `invoiced_job`), and the job row it writes, recorded as the job's GET form after the change.
+ */
+export function invoiceJobWith(changes: Changes, locked: JobWithRelations, options: { paid: boolean }): { cte: SQL; name: string; job: JobRow } {
+  const now = new Date();
+  const job = invoicedJobRow(locked.job, options, now);
+  changes.after('job', job.uuid, toJobResponse({ ...locked, job }));
+  return { cte: invoicedJobCte(changes.companyId, locked.job.uuid, options, now), name: 'invoiced_job', job };
 }

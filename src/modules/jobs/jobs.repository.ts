@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
@@ -155,6 +155,31 @@ export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string
   );
   const [row] = (await statement.execute({ companyId, uuid: jobUuid, now: now.toISOString(), paid: options.paid })) as JobRow[];
   return row;
+}
+
+/**
+ * markJobInvoiced as a data-modifying CTE named `invoiced_job` (answering `done` per row written), for the
+ * invoice's insert to put in front of itself: the job moves with its invoice in one statement.
+ */
+export function invoicedJobCte(companyId: string, jobUuid: string, options: { paid: boolean }, now: Date): SQL {
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const column = (name: string) => sql.identifier(name);
+  return sql`invoiced_job as (update ${jobs} set ${column(jobs.status.name)} = 'Invoiced',
+    ${column(jobs.invoicedAt.name)} = coalesce(${jobs.invoicedAt}, ${at}),
+    ${column(jobs.paidAt.name)} = ${options.paid ? sql`coalesce(${jobs.paidAt}, ${at})` : sql`${jobs.paidAt}`},
+    ${column(jobs.updatedAt.name)} = ${at}
+    where ${jobs.companyId} = ${companyId} and ${jobs.uuid} = ${jobUuid} returning 1 as done)`;
+}
+
+/** The row invoicedJobCte writes, from the row locked before it: what markJobInvoiced would answer. */
+export function invoicedJobRow(locked: JobRow, options: { paid: boolean }, now: Date): JobRow {
+  return {
+    ...locked,
+    status: 'Invoiced',
+    invoicedAt: locked.invoicedAt ?? now,
+    paidAt: options.paid ? (locked.paidAt ?? now) : locked.paidAt,
+    updatedAt: now,
+  };
 }
 
 /** An invoice of the job became Paid: the job gets paid_at (once). */

@@ -1,10 +1,11 @@
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers, invoices, payments, type PaymentStatus } from '../../db/schema/index.js';
-import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { byUuidPlaceholders, countRows, findRow, insertRow, insertRowWith, listOrder, paginate, scoped, softDelete, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
 import { prepared } from '../../db/perf/prepared.js';
-import { invoiceReadStatus } from '../invoices/invoices.repository.js';
+import { invoiceReadStatus, settlementCte, type SettlementWrite } from '../invoices/invoices.repository.js';
+import type { InvoiceStatus } from '../invoices/invoice-status.js';
 import type { ListPaymentsQuery } from './payments.schemas.js';
 
 export type PaymentRow = typeof payments.$inferSelect & { status: PaymentStatus };
@@ -81,6 +82,23 @@ export type PaymentListRow = Awaited<ReturnType<typeof listPayments>>['items'][n
 
 export async function insertPayment(db: Db, values: PaymentInsert): Promise<PaymentRow> {
   return (await insertRow(db, payments, values)) as PaymentRow;
+}
+
+/**
+ * Inserts a payment and, when `settlement` is given, writes its invoice's settlement in the same statement
+ * (settlementCte): one round trip while the invoice is locked. Answers the payment row and the status the
+ * invoice reads as after the settlement (null without one).
+ */
+export async function insertPaymentSettling(
+  db: Db,
+  values: PaymentInsert,
+  settlement: SettlementWrite | null,
+): Promise<{ row: PaymentRow; shownStatus: InvoiceStatus | null }> {
+  if (!settlement) return { row: await insertPayment(db, values), shownStatus: null };
+  const { row, extras } = await insertRowWith(db, payments, values, settlementCte(values.companyId, values.invoiceUuid, settlement), {
+    shown: sql`(select shown_status from settled)`,
+  });
+  return { row: row as PaymentRow, shownStatus: extras.shown as InvoiceStatus };
 }
 
 export async function updatePayment(db: Db, companyId: string, uuid: string, values: Partial<PaymentInsert>) {

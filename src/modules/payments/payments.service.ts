@@ -8,7 +8,7 @@ import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
-import { lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
+import { insertWithSettlement, lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
@@ -58,18 +58,24 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     if (!detail) throw missingReference('invoice_uuid');
     const { invoice, customer } = detail;
     requireIssued(invoice, 'invoice_uuid');
-    const payment = await repository.insertPayment(tx, {
-      ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
-      companyId,
-      uuid,
-      customerUuid: invoice.customerUuid,
-      netAmount: centsToDecimal(net),
-      status,
-      processedAt,
-      createdByUserId: actor.userId,
-    });
     const added = status === 'Completed' ? amount : 0;
-    const settled = (await settleInvoice(changes, invoice, invoice.status, { detail, added }))!;
+    // The payment and its invoice's settlement in one statement (invoice-settlement.ts).
+    const { row: payment, settled } = await insertWithSettlement(changes, detail, added, (settlement) =>
+      repository.insertPaymentSettling(
+        tx,
+        {
+          ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
+          companyId,
+          uuid,
+          customerUuid: invoice.customerUuid,
+          netAmount: centsToDecimal(net),
+          status,
+          processedAt,
+          createdByUserId: actor.userId,
+        },
+        settlement,
+      ),
+    );
     // Its GET form from the rows in hand: the payment as written, its invoice as settled, the invoice's customer.
     changes.created(
       'payment',
