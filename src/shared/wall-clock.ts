@@ -1,0 +1,58 @@
+import { Temporal } from 'temporal-polyfill';
+
+/**
+ * Wall-clock times in IANA time zones (DECISIONS §13), with the zone rules of the Temporal polyfill: no
+ * offset is ever computed here. Instants are JavaScript Dates; local dates are YYYY-MM-DD and local
+ * times HH:MM.
+ */
+
+export interface LocalParts {
+  /** YYYY-MM-DD */
+  date: string;
+  /** HH:MM (seconds dropped) */
+  time: string;
+}
+
+const pad = (value: number) => String(value).padStart(2, '0');
+
+/** The wall-clock date and time of an instant in a zone. */
+export function localParts(instant: Date, timeZone: string): LocalParts {
+  const zoned = Temporal.Instant.fromEpochMilliseconds(instant.getTime()).toZonedDateTimeISO(timeZone);
+  return { date: zoned.toPlainDate().toString(), time: `${pad(zoned.hour)}:${pad(zoned.minute)}` };
+}
+
+/** The local calendar date of an instant in a zone, YYYY-MM-DD. */
+export function localDate(instant: Date, timeZone: string): string {
+  return Temporal.Instant.fromEpochMilliseconds(instant.getTime()).toZonedDateTimeISO(timeZone).toPlainDate().toString();
+}
+
+/** The date `days` after a YYYY-MM-DD date (negative: before). */
+export function addDays(date: string, days: number): string {
+  return Temporal.PlainDate.from(date).add({ days }).toString();
+}
+
+function plainDateTime(date: string, time: string): Temporal.PlainDateTime {
+  return Temporal.PlainDateTime.from(`${date}T${time}`);
+}
+
+/**
+ * The instant a wall-clock date and time denote in a zone: a time that occurs twice (the hour repeated when
+ * clocks go back) is its first occurrence; a time that does not occur (skipped when clocks go forward) is
+ * null, for the caller to refuse.
+ */
+export function exactInstant(date: string, time: string, timeZone: string): Date | null {
+  const local = plainDateTime(date, time);
+  const zoned = local.toZonedDateTime(timeZone, { disambiguation: 'earlier' });
+  // In a gap 'earlier' gives another wall-clock time: the one asked for does not exist.
+  if (!zoned.toPlainDateTime().equals(local)) return null;
+  return new Date(zoned.epochMilliseconds);
+}
+
+/**
+ * The instant of a wall-clock date and time for a boundary such as the start of working hours: never
+ * refused. A skipped time moves forward by the length of the gap (02:30 on a spring-forward night is 03:30),
+ * a repeated one is its first occurrence (the 'compatible' rule of RFC 5545 and Temporal).
+ */
+export function boundaryInstant(date: string, time: string, timeZone: string): Date {
+  return new Date(plainDateTime(date, time).toZonedDateTime(timeZone, { disambiguation: 'compatible' }).epochMilliseconds);
+}
