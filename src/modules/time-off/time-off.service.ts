@@ -104,7 +104,10 @@ export const timeOffRecords: RecordedType<TimeOffResponse> = {
 };
 
 export const timeOffService: CrudService<TimeOffResponse, TimeOffResponse, CreateTimeOffBody, UpdateTimeOffBody, ListTimeOffQuery> = {
-  list: async (db, companyId, query) => mapPage(await repository.listTimeOff(db, companyId, query), toTimeOffResponse),
+  list: async (db, companyId, query) => {
+    if (query.from && query.to && query.to <= query.from) throw invalidField('to', 'must be after from');
+    return mapPage(await repository.listTimeOff(db, companyId, query), toTimeOffResponse);
+  },
   get: (db, companyId, uuid, includeDeleted) => getRecord(timeOffRecords, db, companyId, uuid, includeDeleted),
   create,
   update,

@@ -187,7 +187,10 @@ export const visitsRecords: RecordedType<VisitResponse> = {
 };
 
 export const visitsService: CrudService<VisitResponse, VisitResponse, CreateVisitBody, UpdateVisitBody, ListVisitsQuery> = {
-  list: async (db, companyId, query) => mapPage(await repository.listVisits(db, companyId, query), toVisitResponse),
+  list: async (db, companyId, query) => {
+    if (query.from && query.to && query.to <= query.from) throw invalidField('to', 'must be after from');
+    return mapPage(await repository.listVisits(db, companyId, query), toVisitResponse);
+  },
   get: (db, companyId, uuid, includeDeleted) => getRecord(visitsRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
