@@ -24,6 +24,7 @@ import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { sandboxRoutes } from './modules/companies/sandbox.routes.js';
 import { visitRoutes } from './modules/visits/visits.routes.js';
 import { timeOffRoutes } from './modules/time-off/time-off.routes.js';
+import { availabilityRoutes } from './modules/schedule/availability.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -81,4 +82,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(sandboxRoutes);
   await app.register(visitRoutes);
   await app.register(timeOffRoutes);
+  await app.register(availabilityRoutes);
 };
