@@ -25,6 +25,7 @@ import { sandboxRoutes } from './modules/companies/sandbox.routes.js';
 import { visitRoutes } from './modules/visits/visits.routes.js';
 import { timeOffRoutes } from './modules/time-off/time-off.routes.js';
 import { availabilityRoutes } from './modules/schedule/availability.routes.js';
+import { calendarLinkRoutes } from './modules/calendar/calendar-links.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -83,4 +84,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(visitRoutes);
   await app.register(timeOffRoutes);
   await app.register(availabilityRoutes);
+  await app.register(calendarLinkRoutes);
 };
