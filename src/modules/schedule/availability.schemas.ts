@@ -26,7 +26,7 @@ const userIdList = z
     }
     return distinct;
   })
-  .meta({ type: 'array', items: { type: 'string', format: 'uuid' }, minItems: 1, maxItems: MAX_AVAILABILITY_USERS });
+  .meta({ type: 'array', items: { type: 'string', format: 'uuid', minLength: 36, maxLength: 36 }, minItems: 1, maxItems: MAX_AVAILABILITY_USERS });
 
 export const AvailabilityQuery = z.strictObject({
   from: timestampInput.describe('Start of the range (a timestamp with Z or an offset).').meta({ example: '2026-12-07T00:00:00.000Z' }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { JOB_STATUSES, VISIT_STATUSES } from '../../db/schema/index.js';
+import { VISIT_STATUSES } from '../../db/schema/index.js';
+import { jobStatus } from '../jobs/jobs.schemas.js';
 import { UserEmbed } from '../users/users.schemas.js';
 import {
   calendarDate,
@@ -101,7 +102,7 @@ export const ListVisitsQuery = z.strictObject({
 export type ListVisitsQuery = z.infer<typeof ListVisitsQuery>;
 
 export const VisitJobEmbed = z
-  .object({ uuid: z.string(), title: z.string(), status: z.enum(JOB_STATUSES) })
+  .object({ uuid: z.string(), title: z.string(), status: jobStatus })
   .meta({ id: 'VisitJob', description: 'The job of the visit.' });
 
 export const VisitUserEmbed = UserEmbed.meta({ id: 'VisitAssignedUser' });
