@@ -13,12 +13,38 @@ export interface LocalParts {
   time: string;
 }
 
-const pad = (value: number) => String(value).padStart(2, '0');
 
-/** The wall-clock date and time of an instant in a zone. */
+/** One formatter per zone: building one costs far more than using it. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterOf(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      era: 'short',
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/**
+ * The wall-clock date and time of an instant in a zone, from the platform's zone rules (Intl): the
+ * direction that never needs disambiguation, and the one every answer takes, so it is the cheap one.
+ */
 export function localParts(instant: Date, timeZone: string): LocalParts {
-  const zoned = Temporal.Instant.fromEpochMilliseconds(instant.getTime()).toZonedDateTimeISO(timeZone);
-  return { date: zoned.toPlainDate().toString(), time: `${pad(zoned.hour)}:${pad(zoned.minute)}` };
+  const parts: Record<string, string> = {};
+  for (const part of formatterOf(timeZone).formatToParts(instant)) parts[part.type] = part.value;
+  const year = Number(parts.year);
+  // Years before 1 (era BC) do not occur: timestamps are kept within the years 1..9999.
+  return { date: `${String(year).padStart(4, '0')}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
 }
 
 /** The local calendar date of an instant in a zone, YYYY-MM-DD. */

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
+import { prepared } from '../../db/perf/prepared.js';
 import { scheduleHolds } from '../../db/schema/index.js';
 
 export type HoldRow = typeof scheduleHolds.$inferSelect;
@@ -27,9 +28,30 @@ export async function insertHolds(
   db: Db,
   rows: Array<{ companyId: string; uuid: string; userId: string; startsAt: Date; endsAt: Date; visitUuid?: string; timeOffUuid?: string }>,
 ): Promise<void> {
+  // Every row holds one owner over one interval; only the user differs.
   if (rows.length === 0) return;
   const sorted = [...rows].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
-  await db.insert(scheduleHolds).values(sorted);
+  // One prepared statement for any number of holds: the rows as parallel arrays, unnested in order.
+  const statement = prepared(db, 'insert_schedule_holds', () =>
+    db
+      .insert(scheduleHolds)
+      .select(
+        sql`select ${sql.placeholder('companyId')}::uuid, hold.uuid, hold.user_id, ${sql.placeholder('startsAt')}::timestamptz,
+              ${sql.placeholder('endsAt')}::timestamptz, ${sql.placeholder('visitUuid')}::uuid, ${sql.placeholder('timeOffUuid')}::uuid
+            from unnest(${sql.placeholder('uuids')}::uuid[], ${sql.placeholder('userIds')}::uuid[]) with ordinality as hold(uuid, user_id, position)
+            order by hold.position` as never,
+      ),
+  );
+  const [first] = sorted;
+  await statement.execute({
+    companyId: first.companyId,
+    startsAt: first.startsAt.toISOString(),
+    endsAt: first.endsAt.toISOString(),
+    visitUuid: first.visitUuid ?? null,
+    timeOffUuid: first.timeOffUuid ?? null,
+    uuids: sorted.map((row) => row.uuid),
+    userIds: sorted.map((row) => row.userId),
+  });
 }
 
 /**

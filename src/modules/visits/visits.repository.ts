@@ -112,8 +112,66 @@ function orderOf(query: ListVisitsQuery) {
   return [...listOrder(visits, { sort: query.sort })];
 }
 
+/**
+ * A technician's window in start order, the schedule's hot read (`assigned_user_id`, `from`, `to`,
+ * sort=starts_at and nothing else): one prepared statement.
+ */
+function isTechnicianWindow(query: ListVisitsQuery): query is ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date } {
+  return (
+    query.assigned_user_id !== undefined &&
+    query.from !== undefined &&
+    query.to !== undefined &&
+    query.sort === 'starts_at' &&
+    !query.include_deleted &&
+    !query.updated_since &&
+    !query.job_uuid &&
+    !query.customer_uuid &&
+    !query.location_uuid &&
+    query.unassigned === undefined &&
+    !query.status
+  );
+}
+
+function technicianWindow(db: Db, companyId: string, query: ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date }, offset: number, limit: number) {
+  const statement = prepared(db, 'list_visits_technician_window', () =>
+    db
+      .select(visitColumns)
+      .from(visits)
+      .innerJoin(jobs, jobOfVisit)
+      .where(
+        and(
+          eq(visits.companyId, sql.placeholder('companyId')),
+          isNull(visits.deletedAt),
+          sql`${visits.assignedUserIds} @> array[${sql.placeholder('userId')}::uuid]`,
+          sql`${visits.endsAt} > ${sql.placeholder('from')}::timestamptz`,
+          sql`${visits.startsAt} > ${sql.placeholder('earliest')}::timestamptz`,
+          sql`${visits.startsAt} < ${sql.placeholder('to')}::timestamptz`,
+        ),
+      )
+      .orderBy(asc(visits.startsAt), asc(visits.uuid))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset')),
+  );
+  return statement.execute({
+    companyId,
+    userId: query.assigned_user_id,
+    from: query.from.toISOString(),
+    earliest: new Date(query.from.getTime() - MAX_VISIT_MS).toISOString(),
+    to: query.to.toISOString(),
+    limit,
+    offset,
+  }) as Promise<SelectedVisit[]>;
+}
+
 export function listVisits(db: Db, companyId: string, query: ListVisitsQuery) {
   const filters = listFilters(companyId, query);
+  if (isTechnicianWindow(query)) {
+    return paginate<VisitWithRelations>(
+      query,
+      async (offset, limit) => (await technicianWindow(db, companyId, query, offset, limit)).map(withRelations),
+      () => countRows(db, visits, companyId, false, filters),
+    );
+  }
   const where = and(scoped(visits, companyId, query.include_deleted), ...filters);
   return paginate<VisitWithRelations>(
     query,
@@ -164,10 +222,13 @@ export async function jobTimeZone(db: Db, companyId: string, locationUuid: strin
 /** The live users of the company among `ids`: id and names. */
 export async function liveUsers(db: Db, companyId: string, ids: readonly string[]): Promise<VisitUser[]> {
   if (ids.length === 0) return [];
-  return db
-    .select({ id: users.uuid, first_name: users.firstName, last_name: users.lastName })
-    .from(users)
-    .where(and(eq(users.companyId, companyId), inArray(users.uuid, [...ids]), isNull(users.deletedAt)));
+  const statement = prepared(db, 'visit_live_users', () =>
+    db
+      .select({ id: users.uuid, first_name: users.firstName, last_name: users.lastName })
+      .from(users)
+      .where(and(eq(users.companyId, sql.placeholder('companyId')), sql`${users.uuid} = any(${sql.placeholder('ids')}::uuid[])`, isNull(users.deletedAt))),
+  );
+  return (await statement.execute({ companyId, ids: [...ids] })) as VisitUser[];
 }
 
 /** The visits of a job that are live and not Completed or Cancelled: what deleting the job cancels. */
