@@ -13,7 +13,7 @@ import autocannon, { type AutocannonRequest } from 'autocannon';
 import pg from 'pg';
 import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
-import { benchUrls, describeSize, ensureEvents, ensureSeed, sizeFromEnv, type SeedInfo } from './seed.js';
+import { benchUrls, describeSize, ensureEvents, ensureSchedule, ensureSeed, sizeFromEnv, type ScheduleSeed, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
 import { measureNoisyNeighbour, type NoisyNeighbourResult } from './noisy-neighbour.js';
 import { runWrk, WRK_SCENARIOS, wrkInstalled, type WrkResult } from './wrk.js';
@@ -253,7 +253,7 @@ function rssSampler(pids: number[]) {
 }
 
 /** The fixed samples of ids the scenarios pick from (deterministic: ordered by a hash of the id). */
-async function loadContext(databaseUrl: string, seed: SeedInfo): Promise<BenchContext> {
+async function loadContext(databaseUrl: string, seed: SeedInfo, schedule?: ScheduleSeed): Promise<BenchContext> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -287,6 +287,7 @@ async function loadContext(databaseUrl: string, seed: SeedInfo): Promise<BenchCo
       jobs: jobs.rows,
       bigInvoiceUuid: seed.bigInvoiceUuid,
       feedAfter: feed.rows.map((row) => row.uuid),
+      ...(schedule ? { schedule: { ...schedule, companyId: schedule.companyUuid } } : {}),
     };
   } finally {
     await client.end();
@@ -766,6 +767,7 @@ async function main() {
     const feed = await ensureEvents(urls.bench, seed.companyUuid, EVENTS);
     log(`Events: ${fmt(feed.events)} in the large company's feed` + (feed.added ? ` (${fmt(feed.added)} added in ${feed.seconds.toFixed(1)} s)` : ''));
   }
+  const schedule = ONLY.length === 0 || ['V1', 'V2', 'A1'].some((id) => ONLY.includes(id)) ? await ensureSchedule(urls.bench) : undefined;
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
   let server: Server | undefined;
   const rows: Row[] = [];
@@ -778,7 +780,7 @@ async function main() {
   try {
     server = await startServer(urls.bench, workDir);
     await removeBenchCustomers(urls.bench);
-    const context = await loadContext(urls.bench, seed);
+    const context = await loadContext(urls.bench, seed, schedule);
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
     const single: Target = { url: server.url, pids: [server.child.pid!] };

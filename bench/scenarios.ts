@@ -18,6 +18,16 @@ export interface BenchContext {
   bigInvoiceUuid: string;
   /** E1's `after` values: event uuids of the large company at random positions of its feed (not the last page). */
   feedAfter: string[];
+  /** V1, V2 and A1's company: 50 technicians and 100,000 visits over two years (seed.ts, ensureSchedule). */
+  schedule?: {
+    apiKey: string;
+    companyId: string;
+    technicians: string[];
+    jobs: string[];
+    /** The seeded visits' span, ISO timestamps. */
+    from: string;
+    to: string;
+  };
 }
 
 /** Where a scenario runs, for one that prepares something first (W3H's webhook endpoint). */
@@ -418,6 +428,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         }),
       },
     },
+    ...scheduleScenarios(ctx),
     {
       id: 'U1',
       title: 'photo upload (2 MiB JPEG)',
@@ -429,6 +440,103 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         headers: { ...auth, 'content-type': photo.contentType },
         body: photo.body,
         setupRequest: (req) => ({ ...req, path: `/api/v1/jobs/${pickOne(ctx.jobs).uuid}/photos` }),
+      },
+    },
+  ];
+}
+
+const WEEK_MS = 7 * 86_400_000;
+
+/** Two different technicians, at random. */
+function twoOf<T>(values: readonly T[]): [T, T] {
+  const first = Math.floor(Math.random() * values.length);
+  const second = (first + 1 + Math.floor(Math.random() * (values.length - 1))) % values.length;
+  return [values[first], values[second]];
+}
+
+/** V1, V2 and A1 (DECISIONS §13) on the schedule company; none when it is not seeded. */
+function scheduleScenarios(ctx: BenchContext): Scenario[] {
+  const schedule = ctx.schedule;
+  if (!schedule) return [];
+  const auth = { authorization: `Bearer ${schedule.apiKey}` };
+  const span = { from: Date.parse(schedule.from), to: Date.parse(schedule.to) };
+  /** The start of a random week inside the seeded span. */
+  const randomWeek = () => new Date(span.from + Math.floor(Math.random() * ((span.to - span.from - WEEK_MS) / 86_400_000)) * 86_400_000);
+  // V2's visits: one hour each, one after another after everything booked so far, so none clashes.
+  let base = 0;
+  let next = 0;
+  return [
+    {
+      id: 'V1',
+      title: "one technician's week of visits",
+      measures:
+        'GET /api/v1/visits?assigned_user_id=..&from=..&to=..&sort=starts_at: a random technician and a random week of the ' +
+        "schedule company (50 technicians, 100,000 visits over two years, about 19 visits in a technician's week).",
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => {
+          const from = randomWeek();
+          const to = new Date(from.getTime() + WEEK_MS);
+          return {
+            ...req,
+            path: `/api/v1/visits?assigned_user_id=${pickOne(schedule.technicians)}&from=${from.toISOString()}&to=${to.toISOString()}&sort=starts_at`,
+          };
+        },
+      },
+    },
+    {
+      id: 'V2',
+      title: 'visit create with two technicians',
+      measures:
+        'POST /api/v1/visits for a random job with two random technicians, one hour, after every visit booked so far: the ' +
+        'job lock, the users check, the visit, two holds through the exclusion constraint (the conflict check) and the event.',
+      setup: async (target) => {
+        const client = new (await import('pg')).default.Client({ connectionString: target.databaseUrl });
+        await client.connect();
+        try {
+          const { rows } = await client.query<{ last: Date | null }>('select max(ends_at) as last from visits where company_id = $1', [schedule.companyId]);
+          base = Math.max(rows[0].last?.getTime() ?? 0, span.to) + 3_600_000;
+          next = 0;
+        } finally {
+          await client.end();
+        }
+        return { teardown: async () => `${next} visits booked` };
+      },
+      request: {
+        method: 'POST',
+        headers: { ...auth, ...JSON_HEADERS },
+        setupRequest: (req) => {
+          const start = base + next++ * 3_600_000;
+          return {
+            ...req,
+            path: '/api/v1/visits',
+            body: json({
+              job_uuid: pickOne(schedule.jobs),
+              starts_at: new Date(start).toISOString(),
+              ends_at: new Date(start + 3_600_000).toISOString(),
+              assigned_user_ids: twoOf(schedule.technicians),
+            }),
+          };
+        },
+      },
+    },
+    {
+      id: 'A1',
+      title: 'availability of 10 technicians over 7 days',
+      measures: 'GET /api/v1/availability for 10 random technicians over a random week (duration_minutes=60, default hours and zone).',
+      request: {
+        method: 'GET',
+        headers: auth,
+        setupRequest: (req) => {
+          const from = randomWeek();
+          const to = new Date(from.getTime() + WEEK_MS);
+          const users = [...schedule.technicians].sort(() => Math.random() - 0.5).slice(0, 10);
+          return {
+            ...req,
+            path: `/api/v1/availability?from=${from.toISOString()}&to=${to.toISOString()}&duration_minutes=60&user_ids=${users.join(',')}`,
+          };
+        },
       },
     },
   ];

@@ -579,3 +579,109 @@ export async function ensureEvents(databaseUrl: string, companyUuid: string, tar
     await client.end();
   }
 }
+
+/** Bump when the schedule seed's content changes, so it is made again. */
+const SCHEDULE_VERSION = 1;
+
+export interface ScheduleSeed {
+  companyUuid: string;
+  apiKey: string;
+  /** The company's 50 technicians. */
+  technicians: string[];
+  /** Its jobs (visits are made for them). */
+  jobs: string[];
+  /** The seeded visits span [from, to): V1 and A1 pick weeks inside. */
+  from: string;
+  to: string;
+}
+
+/**
+ * V1, V2 and A1's company (DECISIONS §13): 50 technicians and 100,000 visits over two years (one year back,
+ * one ahead), 2 hours each, in up to three blocks a day per technician, so no technician is booked twice;
+ * past visits are Completed, future ones Scheduled and hold their technician in schedule_holds. Made once
+ * in its own company, kept apart from the seed marker (table bench_schedule), so a bench database seeded
+ * before scheduling existed only gains it.
+ */
+export async function ensureSchedule(databaseUrl: string, visits = 100_000): Promise<ScheduleSeed> {
+  const database: Database = await createDatabase({ DATABASE_URL: databaseUrl, DATA_DIR: './data', DATABASE_POOL_SIZE: 2, STATEMENT_TIMEOUT_MS: 0 });
+  try {
+    await migrateDatabase(database);
+    const pool = database.pool!;
+    await pool.query('create table if not exists bench_schedule (id int primary key, version int not null, info jsonb not null)');
+    const { rows } = await pool.query<{ version: number; info: ScheduleSeed & { visits: number } }>('select version, info from bench_schedule where id = 1');
+    const known = rows[0];
+    if (known && known.version === SCHEDULE_VERSION && known.info.visits === visits) {
+      const company = await pool.query('select 1 from companies where uuid = $1', [known.info.companyUuid]);
+      if (company.rowCount) return known.info;
+    }
+    const started = performance.now();
+    const created = await createCompany(database.db, { name: 'Bench Schedule Co', email: 'owner@schedule.bench.example.com' });
+    const companyId = created.company_uuid;
+    const client = await pool.connect();
+    try {
+      await client.query('set synchronous_commit = off');
+      await client.query(
+        `insert into users (company_id, id, first_name, last_name, email, created_at, updated_at)
+         select $1, gen_random_uuid(), 'Tech', 'No ' || i, 'sched' || i || '@bench.example.com', now(), now() from generate_series(1, 50) i`,
+        [companyId],
+      );
+      await client.query(
+        `insert into locations (company_id, uuid, name, address1, city, state, zip, timezone, is_primary)
+         values ($1, gen_random_uuid(), 'Depot', '1 Depot Rd', 'Austin', 'TX', '78701', 'America/Chicago', true)`,
+        [companyId],
+      );
+      const customer = (
+        await client.query<{ uuid: string }>(
+          `insert into customers (company_id, uuid, first_name, last_name) values ($1, gen_random_uuid(), 'Sched', 'Customer') returning uuid`,
+          [companyId],
+        )
+      ).rows[0].uuid;
+      await client.query(
+        `insert into jobs (company_id, uuid, customer_uuid, title, status, service_address1, service_city, service_state, service_zip)
+         select $1, gen_random_uuid(), $2, 'Scheduled job ' || i, 'Scheduled', (100 + i) || ' Elm St', 'Austin', 'TX', '78701'
+         from generate_series(1, 1000) i`,
+        [companyId, customer],
+      );
+      // Visit i: day i / 137 of the two years, technician (i % 137) % 50, block (i % 137) / 50 of the day.
+      await client.query(
+        `with techs as (select id, row_number() over (order by id) - 1 as n from users where company_id = $1),
+              js as (select uuid, row_number() over (order by uuid) - 1 as n from jobs where company_id = $1),
+              slots as (
+                select i, date_trunc('day', now()) - interval '365 days' + (i / 137) * interval '1 day'
+                          + interval '14 hours' + ((i % 137) / 50) * interval '3 hours' as s
+                from generate_series(0, $2::int - 1) i)
+         insert into visits (company_id, uuid, job_uuid, time_zone, starts_at, ends_at, assigned_user_ids, status, completed_at, created_at, updated_at)
+         select $1, gen_random_uuid(), js.uuid, 'America/Chicago', slots.s, slots.s + interval '2 hours', array[techs.id],
+                case when slots.s < now() then 'Completed' else 'Scheduled' end,
+                case when slots.s < now() then slots.s + interval '2 hours' end, now(), now()
+         from slots
+         join techs on techs.n = (slots.i % 137) % 50
+         join js on js.n = slots.i % 1000`,
+        [companyId, visits],
+      );
+      await client.query(
+        `insert into schedule_holds (company_id, uuid, user_id, starts_at, ends_at, visit_uuid)
+         select company_id, gen_random_uuid(), assigned_user_ids[1], starts_at, ends_at, uuid
+         from visits where company_id = $1 and status not in ('Completed', 'Cancelled')`,
+        [companyId],
+      );
+    } finally {
+      client.release();
+    }
+    await pool.query('vacuum (analyze) visits, schedule_holds, users, jobs');
+    const technicians = (await pool.query<{ id: string }>('select id from users where company_id = $1 and email like $2 order by id', [companyId, 'sched%'])).rows.map((row) => row.id);
+    const jobs = (await pool.query<{ uuid: string }>('select uuid from jobs where company_id = $1 order by uuid', [companyId])).rows.map((row) => row.uuid);
+    const range = (
+      await pool.query<{ from: Date; to: Date }>('select min(starts_at) as from, max(ends_at) as to from visits where company_id = $1', [companyId])
+    ).rows[0];
+    const info = { companyUuid: companyId, apiKey: created.api_key, technicians, jobs, from: range.from.toISOString(), to: range.to.toISOString(), visits };
+    await pool.query(
+      `insert into bench_schedule (id, version, info) values (1, $1, $2) on conflict (id) do update set version = excluded.version, info = excluded.info`,
+      [SCHEDULE_VERSION, JSON.stringify(info)],
+    );
+    process.stdout.write(`Schedule: 50 technicians, ${visits.toLocaleString('en-US')} visits seeded in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    return info;
+  } finally {
+    await database.close();
+  }
+}

@@ -26,6 +26,7 @@ import { photoFileRoutes } from './modules/job-photos/photo-files.routes.js';
 import { apiRoutes } from './routes.js';
 // After the API routes, so the OpenAPI components keep their order.
 import { shareRoutes } from './modules/documents/share.routes.js';
+import { calendarFeedRoutes } from './modules/calendar/calendar-feed.routes.js';
 import { useRecordedTypes } from './modules/changes/change-recorder.js';
 import { RECORDED_TYPES } from './modules/events/recorded-types.js';
 import type { Storage } from './storage/storage.js';
@@ -169,6 +170,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(healthRoutes);
   await app.register(photoFileRoutes);
   await app.register(shareRoutes);
+  await app.register(calendarFeedRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   return app;
 }

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  schedule_conflict: 409,
   precondition_failed: 412,
   payload_too_large: 413,
   rate_limited: 429,
@@ -47,18 +48,42 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** One hold a refused booking clashes with (DECISIONS §13): a visit's or a time-off entry's. */
+export interface ScheduleConflict {
+  user_id: string;
+  visit_uuid?: string;
+  time_off_uuid?: string;
+  starts_at: string;
+  ends_at: string;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];
   readonly statusCode: number;
+  /** Only on `schedule_conflict`: the records the booking clashes with. */
+  readonly conflicts?: ScheduleConflict[];
 
-  constructor(code: ErrorCode, message: string, details?: ErrorDetail[]) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], conflicts?: ScheduleConflict[]) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.details = details;
     this.statusCode = ERROR_STATUS[code];
+    if (conflicts) this.conflicts = conflicts;
   }
+}
+
+/**
+ * 409 schedule_conflict: the write would hold a user twice at one moment. `details` names each clashing
+ * field (`assigned_user_ids[i]` or `user_id`), `conflicts` the records it clashes with.
+ */
+export function scheduleConflict(details: ErrorDetail[], conflicts: ScheduleConflict[]): AppError {
+  const fields = details.map((detail) => detail.field).join(', ');
+  const message = fields
+    ? `The schedule has a conflict: ${fields} would be booked twice at the same time; nothing was changed.`
+    : 'The schedule has a conflict: a user would be booked twice at the same time; nothing was changed.';
+  return new AppError('schedule_conflict', message, details, conflicts);
 }
 
 export function statusOf(code: ErrorCode): number {

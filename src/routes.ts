@@ -22,6 +22,10 @@ import { documentRoutes } from './modules/documents/documents.routes.js';
 import { eventRoutes } from './modules/events/events.routes.js';
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js';
 import { sandboxRoutes } from './modules/companies/sandbox.routes.js';
+import { visitRoutes } from './modules/visits/visits.routes.js';
+import { timeOffRoutes } from './modules/time-off/time-off.routes.js';
+import { availabilityRoutes } from './modules/schedule/availability.routes.js';
+import { calendarLinkRoutes } from './modules/calendar/calendar-links.routes.js';
 
 const NO_QUERY = z.strictObject({});
 
@@ -77,4 +81,8 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(eventRoutes);
   await app.register(apiKeyRoutes);
   await app.register(sandboxRoutes);
+  await app.register(visitRoutes);
+  await app.register(timeOffRoutes);
+  await app.register(availabilityRoutes);
+  await app.register(calendarLinkRoutes);
 };

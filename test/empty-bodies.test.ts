@@ -18,7 +18,7 @@ type Paths = Record<string, Record<string, { requestBody?: { required?: boolean 
 const documented = (app.swagger() as { paths: Paths }).paths;
 
 /** Deletes run last, the records others hang on after them, so no variant finds a record another removed. */
-const DELETE_ORDER = ['photos', 'payments', 'invoices', 'estimates', 'webhook_endpoints', 'templates', 'jobs', 'customers', 'locations'];
+const DELETE_ORDER = ['photos', 'visits', 'time_off', 'payments', 'invoices', 'estimates', 'webhook_endpoints', 'templates', 'jobs', 'customers', 'locations'];
 const deleteRank = (path: string) => DELETE_ORDER.findIndex((name) => path.includes(`/${name}/`));
 
 const bodyOptional: Operation[] = Object.entries(documented)
@@ -50,6 +50,7 @@ async function prepare() {
       .replace('{job_uuid}', seed.jobUuid)
       .replace('{photo_uuid}', seed.photoUuid)
       .replace('{delivery_uuid}', deliveryUuid)
+      .replace('{user_id}', seed.userId)
       .replace(/^\/share\/(estimates|invoices)\/\{token\}/, (_, kind: 'estimates' | 'invoices') => `/share/${kind}/${tokens[kind]}`)
       .replace(/^(.*?)\/\{uuid\}/, (_, collection: string) => {
         const id = seed.byCollection[collection];

@@ -137,6 +137,8 @@ const WRITES: Array<{ collection: string; create: () => Record<string, unknown>;
     create: () => ({ invoice_uuid: seed.invoiceUuid, payment_type: 'check', amount: 1.25, payment_date: '2026-11-21' }),
     update: { reference_number: 'CHK-1001' },
   },
+  { collection: '/visits', create: () => ({ job_uuid: seed.jobUuid, starts_at: '2031-02-01T14:00:00Z', ends_at: '2031-02-01T15:00:00Z' }), update: { title: 'Second visit' } },
+  { collection: '/time_off', create: () => ({ user_id: seed.userId, starts_at: '2031-03-01T00:00:00Z', ends_at: '2031-03-02T00:00:00Z' }), update: { reason: 'Training' } },
 ];
 
 describe('ETag on create and update answers', () => {

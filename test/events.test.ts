@@ -306,6 +306,9 @@ describe('every write route records its events', () => {
     'DELETE /api/v1/api_keys/{uuid}',
     'POST /api/v1/api_keys/{uuid}/roll',
     'DELETE /api/v1/sandbox',
+    // Calendar links are credentials, not event objects (DECISIONS §13).
+    'POST /api/v1/users/{user_id}/calendar_link',
+    'DELETE /api/v1/users/{user_id}/calendar_link',
   ]);
   /** Writes that need a mail server: their events (job.updated, invoice.updated) are checked in documents.test.ts. */
   const COVERED_ELSEWHERE = new Set(['POST /api/v1/estimates/{uuid}/send', 'POST /api/v1/invoices/{uuid}/send']);
@@ -323,6 +326,7 @@ describe('every write route records its events', () => {
     const customer = await makeCustomer(app, key);
     const setup = { company, customer, jobUuid: (await makeJob(app, key, { customer_uuid: customer.uuid })).uuid };
     const template = await makeTemplate(app, key);
+    let timeOffDays = 0;
     const fresh = {
       location: async () => (await makeLocation(app, key)).uuid,
       customer: async () => (await makeCustomer(app, key)).uuid,
@@ -331,6 +335,13 @@ describe('every write route records its events', () => {
       estimate: async () => (await makeEstimate(app, key, { customer_uuid: setup.customer.uuid, template_uuid: template.uuid })).uuid,
       invoice: async () => (await makeInvoiceOf(app, setup as never, 500)).uuid,
       payment: async () => (await makePayment(app, key, (await makeInvoiceOf(app, setup as never, 500)).uuid, 1)).uuid,
+      visit: async () => (await send(key, 'POST', '/visits', { job_uuid: setup.jobUuid, starts_at: '2030-01-01T10:00:00Z', ends_at: '2030-01-01T11:00:00Z' })).uuid,
+      // One day each, so no two entries of the user overlap.
+      time_off: async () => {
+        const day = new Date(Date.UTC(2030, 0, 1 + timeOffDays++)).toISOString();
+        const next = new Date(Date.UTC(2030, 0, 1 + timeOffDays)).toISOString();
+        return (await send(key, 'POST', '/time_off', { user_id: company.userId, starts_at: day, ends_at: next })).uuid;
+      },
     };
     const bodies: Record<string, Record<string, unknown>> = {
       location: { name: 'Renamed' },
@@ -340,6 +351,8 @@ describe('every write route records its events', () => {
       estimate: { customer_notes: 'Changed' },
       invoice: { notes: 'Changed' },
       payment: { notes: 'Changed' },
+      visit: { title: 'Changed' },
+      time_off: { reason: 'Changed' },
     };
     const collections: Record<string, keyof typeof fresh> = {
       '/api/v1/locations': 'location',
@@ -349,6 +362,8 @@ describe('every write route records its events', () => {
       '/api/v1/estimates': 'estimate',
       '/api/v1/invoices': 'invoice',
       '/api/v1/payments': 'payment',
+      '/api/v1/visits': 'visit',
+      '/api/v1/time_off': 'time_off',
     };
 
     async function expectRecorded(objectUuid: string, type: string) {
@@ -394,8 +409,8 @@ describe('every write route records its events', () => {
       }
       checked.push(write);
     }
-    // 7 resources x (create, PUT, PATCH, DELETE), the two photo writes and the customer's accept and decline.
-    expect(checked).toHaveLength(32);
+    // 9 resources x (create, PUT, PATCH, DELETE), the two photo writes and the customer's accept and decline.
+    expect(checked).toHaveLength(40);
   });
 });
 

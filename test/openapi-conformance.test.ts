@@ -567,6 +567,48 @@ const samples: Sample[] = [
   { method: 'POST', path: '/share/estimates/{token}/decline', status: 200, params: () => ({ token: made.declineLink }), key: null, body: { response_notes: 'Not now' } },
   { method: 'POST', path: '/share/estimates/{token}/decline', status: 400, params: () => ({ token: made.declineLink }), key: null, body: {} },
 
+  // Scheduling: visits, time off, availability and calendar feeds
+  { method: 'GET', path: '/api/v1/visits', status: 200, query: `assigned_user_id=${seed.userId}&from=2030-01-07T00:00:00Z&to=2030-01-14T00:00:00Z&sort=starts_at` },
+  { method: 'GET', path: '/api/v1/visits', status: 400, query: 'sort=ends_at' },
+  {
+    method: 'POST',
+    path: '/api/v1/visits',
+    status: 200,
+    body: {
+      job_uuid: seed.jobUuid,
+      title: 'Install',
+      instructions: 'Gate code 4411',
+      time_zone: 'America/Chicago',
+      local_date: '2030-02-01',
+      local_start_time: '08:00',
+      local_end_time: '10:00',
+      arrival_window_minutes: 60,
+      assigned_user_ids: [techId],
+      status: 'Dispatched',
+    },
+    save: 'visit',
+  },
+  { method: 'POST', path: '/api/v1/visits', status: 409, body: { job_uuid: seed.jobUuid, starts_at: '2030-02-01T15:00:00Z', ends_at: '2030-02-01T17:00:00Z', assigned_user_ids: [techId] } },
+  { method: 'GET', path: '/api/v1/visits/{uuid}', status: 200, params: uuid(() => made.visit) },
+  { method: 'PUT', path: '/api/v1/visits/{uuid}', status: 200, params: uuid(() => made.visit), body: { starts_at: '2030-02-01T14:30:00Z', ends_at: '2030-02-01T16:00:00Z', allow_overlap: false } },
+  { method: 'PATCH', path: '/api/v1/visits/{uuid}', status: 200, params: uuid(() => made.visit), body: { status: 'En Route', title: null } },
+  { method: 'PATCH', path: '/api/v1/visits/{uuid}', status: 400, params: uuid(() => made.visit), body: { status: 'Scheduled' } },
+  { method: 'POST', path: '/api/v1/time_off', status: 200, body: { user_id: techId, starts_at: '2030-03-01T00:00:00Z', ends_at: '2030-03-08T00:00:00Z', reason: 'Vacation' }, save: 'timeOff' },
+  { method: 'GET', path: '/api/v1/time_off', status: 200, query: `user_id=${techId}&sort=starts_at` },
+  { method: 'GET', path: '/api/v1/time_off/{uuid}', status: 200, params: uuid(() => made.timeOff) },
+  { method: 'PUT', path: '/api/v1/time_off/{uuid}', status: 200, params: uuid(() => made.timeOff), body: { reason: null } },
+  { method: 'PATCH', path: '/api/v1/time_off/{uuid}', status: 200, params: uuid(() => made.timeOff), body: { ends_at: '2030-03-09T00:00:00Z' } },
+  { method: 'GET', path: '/api/v1/availability', status: 200, query: `from=2030-02-01T00:00:00Z&to=2030-02-03T00:00:00Z&duration_minutes=60&user_ids=${techId},${seed.userId}&time_zone=America/Chicago` },
+  { method: 'GET', path: '/api/v1/availability', status: 400, query: 'from=2030-02-01T00:00:00Z&to=2030-01-01T00:00:00Z&duration_minutes=60' },
+  { method: 'POST', path: '/api/v1/users/{user_id}/calendar_link', status: 200, params: () => ({ user_id: techId }), saveLink: 'calendarLink' },
+  { method: 'POST', path: '/api/v1/users/{user_id}/calendar_link', status: 404, params: () => ({ user_id: missing }) },
+  { method: 'GET', path: '/calendar/{token}', status: 200, params: () => ({ token: made.calendarLink }), key: null, contentType: 'text/calendar' },
+  { method: 'DELETE', path: '/api/v1/users/{user_id}/calendar_link', status: 200, params: () => ({ user_id: techId }) },
+  { method: 'GET', path: '/calendar/{token}', status: 404, params: () => ({ token: made.calendarLink }), key: null },
+  { method: 'DELETE', path: '/api/v1/time_off/{uuid}', status: 200, params: uuid(() => made.timeOff) },
+  { method: 'DELETE', path: '/api/v1/visits/{uuid}', status: 200, params: uuid(() => made.visit) },
+  { method: 'GET', path: '/api/v1/visits/{uuid}', status: 200, params: uuid(() => made.visit), query: 'include_deleted=true' },
+
   // Deletes of the seeded records, last; then each reads back with include_deleted=true.
   { method: 'DELETE', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice) },
   { method: 'GET', path: '/api/v1/invoices/{uuid}', status: 200, params: uuid(() => made.invoice), query: 'include_deleted=true' },
@@ -642,7 +684,7 @@ describe('responses conform to the OpenAPI document', () => {
     expect(samples.map((sample) => `${sample.method} ${sample.path}`).filter((operation) => !known.has(operation))).toEqual([]);
   });
 
-  it('covers 400, 401, 403, 404 and 413 answers', () => {
-    expect(new Set(samples.map((sample) => sample.status))).toEqual(new Set([200, 400, 401, 403, 404, 413]));
+  it('covers 400, 401, 403, 404, 409 and 413 answers', () => {
+    expect(new Set(samples.map((sample) => sample.status))).toEqual(new Set([200, 400, 401, 403, 404, 409, 413]));
   });
 });

@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/calendar/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A technician's calendar feed
+         * @description RFC 5545 text (no key; the token is the credential) for a phone calendar to subscribe to: one VEVENT per visit of the user that is not deleted and ended no more than 30 days ago (Completed ones included, cancelled ones with STATUS CANCELLED), at most 2000, earliest first. UID is the visit uuid @ the host, SEQUENCE grows with every change. An unknown or revoked link is 404.
+         */
+        get: operations["getCalendarFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/companies/me": {
         parameters: {
             query?: never;
@@ -1223,6 +1243,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/visits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List visits
+         * @description Newest first unless sort says otherwise (sort=starts_at for a schedule). Filters combine with AND: job_uuid, customer_uuid, location_uuid, assigned_user_id (visits that include the user), unassigned, status (comma-separated), and from / to: the visits whose [starts_at, ends_at) overlaps [from, to) (either alone is open-ended).
+         *
+         *     Scope: `schedule:read` (or `schedule:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["listVisits"];
+        put?: never;
+        /**
+         * Create a visit
+         * @description Required job_uuid (a live job of the company) and the times. An open visit (not Completed or Cancelled) of a job that is New or Contacted moves the job to Scheduled. Times come in one of two forms: starts_at and ends_at (timestamps with an offset), or local_date, local_start_time and local_end_time read in time_zone (the end later the same day); both forms at once, or part of one, is 400. A local time skipped by a daylight-saving change is 400 naming the field; a repeated one means its first occurrence. ends_at must be after starts_at and at most 24 hours later. The local fields of the answer are always computed from the instants. A visit that is live, not Completed or Cancelled and not allow_overlap holds each assigned user for [starts_at, ends_at) (back-to-back visits are fine), as time off does: a write after which a user would be held twice at a moment is 409 `schedule_conflict` naming each clashing assigned_user_ids[i] in details and the clashing visits and time off in `error.conflicts`, and changes nothing. PostgreSQL enforces it, across instances and concurrent clients. Status moves forward Scheduled, Dispatched, En Route, On Site, Completed (skipping allowed); any status but Completed may move to Cancelled; any other move is 400 `invalid_status_transition`. The first move to (or create in) a status sets dispatched_at, en_route_at, arrived_at, completed_at or cancelled_at.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        post: operations["createVisit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/visits/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a visit
+         * @description The visit with its job and assigned users. A soft-deleted visit is 404 unless include_deleted=true.
+         *
+         *     Scope: `schedule:read` (or `schedule:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["getVisit"];
+        /**
+         * Update a visit (PUT; partial)
+         * @description Partial update: absent fields are unchanged, null clears a nullable field; job_uuid cannot change (400 read_only). Changing time_zone alone keeps the instants. Times come in one of two forms: starts_at and ends_at (timestamps with an offset), or local_date, local_start_time and local_end_time read in time_zone (the end later the same day); both forms at once, or part of one, is 400. A local time skipped by a daylight-saving change is 400 naming the field; a repeated one means its first occurrence. ends_at must be after starts_at and at most 24 hours later. The local fields of the answer are always computed from the instants. A visit that is live, not Completed or Cancelled and not allow_overlap holds each assigned user for [starts_at, ends_at) (back-to-back visits are fine), as time off does: a write after which a user would be held twice at a moment is 409 `schedule_conflict` naming each clashing assigned_user_ids[i] in details and the clashing visits and time off in `error.conflicts`, and changes nothing. PostgreSQL enforces it, across instances and concurrent clients. Status moves forward Scheduled, Dispatched, En Route, On Site, Completed (skipping allowed); any status but Completed may move to Cancelled; any other move is 400 `invalid_status_transition`. The first move to (or create in) a status sets dispatched_at, en_route_at, arrived_at, completed_at or cancelled_at.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        put: operations["updateVisit"];
+        post?: never;
+        /**
+         * Delete a visit (soft)
+         * @description Sets deleted_at and frees the assigned users' time; the visit stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        delete: operations["deleteVisit"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a visit (PATCH; partial)
+         * @description Partial update: absent fields are unchanged, null clears a nullable field; job_uuid cannot change (400 read_only). Changing time_zone alone keeps the instants. Times come in one of two forms: starts_at and ends_at (timestamps with an offset), or local_date, local_start_time and local_end_time read in time_zone (the end later the same day); both forms at once, or part of one, is 400. A local time skipped by a daylight-saving change is 400 naming the field; a repeated one means its first occurrence. ends_at must be after starts_at and at most 24 hours later. The local fields of the answer are always computed from the instants. A visit that is live, not Completed or Cancelled and not allow_overlap holds each assigned user for [starts_at, ends_at) (back-to-back visits are fine), as time off does: a write after which a user would be held twice at a moment is 409 `schedule_conflict` naming each clashing assigned_user_ids[i] in details and the clashing visits and time off in `error.conflicts`, and changes nothing. PostgreSQL enforces it, across instances and concurrent clients. Status moves forward Scheduled, Dispatched, En Route, On Site, Completed (skipping allowed); any status but Completed may move to Cancelled; any other move is 400 `invalid_status_transition`. The first move to (or create in) a status sets dispatched_at, en_route_at, arrived_at, completed_at or cancelled_at.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        patch: operations["patchVisit"];
+        trace?: never;
+    };
+    "/api/v1/time_off": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List time_off
+         * @description Newest first unless sort says otherwise. Filters combine with AND: user_id, and from / to: the entries whose [starts_at, ends_at) overlaps [from, to) (either alone is open-ended).
+         *
+         *     Scope: `schedule:read` (or `schedule:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["listTimeOff"];
+        put?: never;
+        /**
+         * Create a time off entry
+         * @description Required user_id (a user of the company), starts_at and ends_at (after starts_at, at most 366 days later). Live time off holds its user for [starts_at, ends_at) as a visit does: a write after which the user would be held twice at a moment (by a visit or other time off) is 409 `schedule_conflict` naming user_id and listing the clashes in `error.conflicts`, and changes nothing.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        post: operations["createTimeOff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/time_off/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a time off entry
+         * @description A soft-deleted time off entry is 404 unless include_deleted=true.
+         *
+         *     Scope: `schedule:read` (or `schedule:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["getTimeOff"];
+        /**
+         * Update a time off entry (PUT; partial)
+         * @description Partial update: absent fields are unchanged, null clears reason. Live time off holds its user for [starts_at, ends_at) as a visit does: a write after which the user would be held twice at a moment (by a visit or other time off) is 409 `schedule_conflict` naming user_id and listing the clashes in `error.conflicts`, and changes nothing.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        put: operations["updateTimeOff"];
+        post?: never;
+        /**
+         * Delete a time off entry (soft)
+         * @description Sets deleted_at and frees the user's time; the entry stays and is listed only with include_deleted=true.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        delete: operations["deleteTimeOff"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a time off entry (PATCH; partial)
+         * @description Partial update: absent fields are unchanged, null clears reason. Live time off holds its user for [starts_at, ends_at) as a visit does: a write after which the user would be held twice at a moment (by a visit or other time off) is 409 `schedule_conflict` naming user_id and listing the clashes in `error.conflicts`, and changes nothing.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        patch: operations["patchTimeOff"];
+        trace?: never;
+    };
+    "/api/v1/availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Free slots of technicians
+         * @description For each user, the maximal intervals inside [from, to) and inside the working hours (day_start to day_end as wall-clock times of each local date in time_zone, so they stay put across daylight-saving changes) that no live visit or time off holds and that last at least duration_minutes, earliest first. Visits that are Completed, Cancelled, deleted or allow_overlap hold no one. from and to at most 31 days apart.
+         *
+         *     Scope: `schedule:read` (or `schedule:write` or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        get: operations["getAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{user_id}/calendar_link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link to a user's calendar feed
+         * @description An absolute link (base: PUBLIC_BASE_URL, else this request's host) to an iCalendar feed (RFC 5545) of the user's visits that a phone calendar subscribes to, served without a key: one event per visit that is not deleted and ended no more than 30 days ago (cancelled ones marked CANCELLED), with the service address and instructions and never the customer's email or phone. The link does not expire; DELETE revokes every link of the user.
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        post: operations["createCalendarLink"];
+        /**
+         * Revoke a user's calendar feed links
+         * @description Every earlier link of the user answers 404 from now on, on every instance (within 5 seconds).
+         *
+         *     Scope: `schedule:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        delete: operations["revokeCalendarLinks"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -1278,8 +1484,10 @@ export interface components {
             message: string;
             /** @description The x-request-id of the request; quote it when reporting a problem. */
             request_id: string;
-            /** @description Validation errors: one item per problem of a field. */
+            /** @description Validation errors: one item per problem of a field; on schedule_conflict, each field that clashes. */
             details?: components["schemas"]["ErrorDetail"][];
+            /** @description Only on schedule_conflict: the visits and time-off entries the booking clashes with. */
+            conflicts?: components["schemas"]["ScheduleConflict"][];
         };
         ApiKey: {
             /** Format: uuid */
@@ -1419,6 +1627,41 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             data: components["schemas"]["ApiKeyWithSecret"];
+        };
+        Availability: {
+            /** @description One entry per user, in the order of user_ids. */
+            availability: components["schemas"]["UserAvailability"][];
+        };
+        AvailabilityResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Availability"];
+        };
+        /** @description A free interval [starts_at, ends_at). */
+        AvailabilitySlot: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            ends_at: string;
+        };
+        CalendarLink: {
+            /**
+             * Format: uri
+             * @description The feed: an absolute link served without a key (text/calendar). Keep it secret; it does not expire.
+             * @example https://crm.example.com/calendar/q2Xh0e6w9oZbB2m7u6h0kXrW3m1Yc8pQeLrN4tVxJ5s
+             */
+            url: string;
+        };
+        CalendarLinkResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["CalendarLink"];
         };
         Company: {
             /** Format: uuid */
@@ -2050,6 +2293,97 @@ export interface components {
             /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
             is_active?: boolean;
         };
+        CreateTimeOffBody: {
+            /**
+             * Format: uuid
+             * @description A user of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            user_id: string;
+            /**
+             * Format: date-time
+             * @description When the time off starts: a timestamp with Z or an offset.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends: after starts_at and at most 366 days later.
+             * @example 2026-12-24T00:00:00.000Z
+             */
+            ends_at: string;
+            /**
+             * @description Why, for people.
+             * @example Vacation
+             */
+            reason?: string | null;
+        };
+        CreateVisitBody: {
+            /**
+             * Format: uuid
+             * @description A live job of the company; cannot change later.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            job_uuid: string;
+            /**
+             * @description At most 200 characters; the feed shows the job title when null.
+             * @example Install the new unit
+             */
+            title?: string | null;
+            /**
+             * @description Notes for the technicians.
+             * @example Gate code 4411; dog in the yard.
+             */
+            instructions?: string | null;
+            /**
+             * @description IANA time zone of the local fields. Default: the job's location's time zone, else the primary location's, else America/New_York. Changing it alone keeps the instants.
+             * @example America/Chicago
+             */
+            time_zone?: string;
+            /**
+             * Format: date-time
+             * @description When the visit starts: a timestamp with Z or an offset. Send with ends_at, or send the local fields instead.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When the visit ends: after starts_at and at most 24 hours later.
+             * @example 2026-12-01T16:00:00.000Z
+             */
+            ends_at?: string;
+            /**
+             * Format: date
+             * @description The wall-clock date in time_zone (YYYY-MM-DD), with local_start_time and local_end_time instead of starts_at and ends_at.
+             * @example 2026-12-01
+             */
+            local_date?: string;
+            /**
+             * @description HH:MM on local_date in time_zone. A time skipped by a daylight-saving change is 400; a repeated one means its first occurrence.
+             * @example 09:30
+             */
+            local_start_time?: string;
+            /**
+             * @description HH:MM on local_date in time_zone, later than local_start_time.
+             * @example 11:30
+             */
+            local_end_time?: string;
+            /**
+             * Format: int32
+             * @description The customer is told the technician arrives between starts_at and starts_at plus this many minutes (0..480).
+             * @example 60
+             */
+            arrival_window_minutes?: number | null;
+            /** @description Up to 10 distinct users of the company, order kept; default []. Replaces the whole list on update. */
+            assigned_user_ids?: string[];
+            /** @description Default false. When true the visit is never refused for overlap and holds no one. */
+            allow_overlap?: boolean;
+            /**
+             * @description Default Scheduled. The first move to a status sets its timestamp.
+             * @example Scheduled
+             */
+            status?: components["schemas"]["VisitStatus"];
+        };
         CreateWebhookEndpointBody: {
             /**
              * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
@@ -2259,7 +2593,7 @@ export interface components {
          * @description What went wrong, a closed list; branch on it, never on the message.
          * @enum {string}
          */
-        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "insufficient_scope" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
+        ErrorCode: "validation_error" | "invalid_status_transition" | "primary_location" | "unauthorized" | "addon_required" | "ip_restricted" | "insufficient_scope" | "usage_limit_exceeded" | "not_found" | "method_not_allowed" | "conflict" | "schedule_conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal_error" | "service_unavailable";
         ErrorDetail: {
             /**
              * @description The field: `line_items[0].quantity`, a query or path parameter, or a header.
@@ -2548,7 +2882,7 @@ export interface components {
          */
         EstimateStatus: "Pending" | "Accepted" | "Declined" | "Expired";
         /** @description One committed change of one record (docs/events-and-webhooks.md); the schema of data.object follows object_type. */
-        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"];
+        Event: components["schemas"]["LocationEvent"] | components["schemas"]["CustomerEvent"] | components["schemas"]["JobEvent"] | components["schemas"]["JobPhotoEvent"] | components["schemas"]["TemplateEvent"] | components["schemas"]["EstimateEvent"] | components["schemas"]["InvoiceEvent"] | components["schemas"]["PaymentEvent"] | components["schemas"]["VisitEvent"] | components["schemas"]["TimeOffEvent"];
         EventPage: {
             /** @description Feed order, oldest first. */
             events: components["schemas"]["Event"][];
@@ -3622,6 +3956,35 @@ export interface components {
              */
             grace_seconds?: number;
         };
+        /** @description A visit or time-off entry that holds the user at an overlapping time. */
+        ScheduleConflict: {
+            /**
+             * Format: uuid
+             * @description The user who would be booked twice.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f71
+             */
+            user_id: string;
+            /**
+             * Format: uuid
+             * @description The visit that already holds the user (absent for time off).
+             */
+            visit_uuid?: string;
+            /**
+             * Format: uuid
+             * @description The time-off entry that already holds the user (absent for a visit).
+             */
+            time_off_uuid?: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            ends_at: string;
+        };
         /** @description All fields optional; an empty body sends to the customer. */
         SendDocumentBody: {
             /**
@@ -3813,6 +4176,88 @@ export interface components {
          * @enum {string}
          */
         Tier: "good" | "better" | "best";
+        TimeOff: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            user_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            ends_at: string;
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+        };
+        TimeOffEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description time_off.created, time_off.updated, time_off.deleted.
+             * @enum {string}
+             */
+            type: "time_off.created" | "time_off.updated" | "time_off.deleted";
+            /** @constant */
+            object_type: "time_off";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["TimeOff"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        TimeOffListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                time_off: components["schemas"]["TimeOff"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        TimeOffResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["TimeOff"];
+        };
         UpdateApiKeyBody: {
             /**
              * @description A label for people, e.g. what the key is for.
@@ -4353,6 +4798,91 @@ export interface components {
             /** @description Default true. Informational (e.g. for pickers); an inactive template can still be priced. */
             is_active?: boolean;
         };
+        UpdateTimeOffBody: {
+            /**
+             * Format: uuid
+             * @description A user of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            user_id?: string;
+            /**
+             * Format: date-time
+             * @description When the time off starts: a timestamp with Z or an offset.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When it ends: after starts_at and at most 366 days later.
+             * @example 2026-12-24T00:00:00.000Z
+             */
+            ends_at?: string;
+            /**
+             * @description Why, for people.
+             * @example Vacation
+             */
+            reason?: string | null;
+        };
+        UpdateVisitBody: {
+            /**
+             * @description At most 200 characters; the feed shows the job title when null.
+             * @example Install the new unit
+             */
+            title?: string | null;
+            /**
+             * @description Notes for the technicians.
+             * @example Gate code 4411; dog in the yard.
+             */
+            instructions?: string | null;
+            /**
+             * @description IANA time zone of the local fields. Default: the job's location's time zone, else the primary location's, else America/New_York. Changing it alone keeps the instants.
+             * @example America/Chicago
+             */
+            time_zone?: string;
+            /**
+             * Format: date-time
+             * @description When the visit starts: a timestamp with Z or an offset. Send with ends_at, or send the local fields instead.
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When the visit ends: after starts_at and at most 24 hours later.
+             * @example 2026-12-01T16:00:00.000Z
+             */
+            ends_at?: string;
+            /**
+             * Format: date
+             * @description The wall-clock date in time_zone (YYYY-MM-DD), with local_start_time and local_end_time instead of starts_at and ends_at.
+             * @example 2026-12-01
+             */
+            local_date?: string;
+            /**
+             * @description HH:MM on local_date in time_zone. A time skipped by a daylight-saving change is 400; a repeated one means its first occurrence.
+             * @example 09:30
+             */
+            local_start_time?: string;
+            /**
+             * @description HH:MM on local_date in time_zone, later than local_start_time.
+             * @example 11:30
+             */
+            local_end_time?: string;
+            /**
+             * Format: int32
+             * @description The customer is told the technician arrives between starts_at and starts_at plus this many minutes (0..480).
+             * @example 60
+             */
+            arrival_window_minutes?: number | null;
+            /** @description Up to 10 distinct users of the company, order kept; default []. Replaces the whole list on update. */
+            assigned_user_ids?: string[];
+            /** @description Default false. When true the visit is never refused for overlap and holds no one. */
+            allow_overlap?: boolean;
+            /**
+             * @description Default Scheduled. The first move to a status sets its timestamp.
+             * @example Scheduled
+             */
+            status?: components["schemas"]["VisitStatus"];
+        };
         UpdateWebhookEndpointBody: {
             /**
              * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
@@ -4410,6 +4940,12 @@ export interface components {
             last_name: string;
             email: string | null;
         };
+        UserAvailability: {
+            /** Format: uuid */
+            user_id: string;
+            /** @description The maximal free intervals, earliest first. */
+            slots: components["schemas"]["AvailabilitySlot"][];
+        };
         UserListResponse: {
             /** @enum {boolean} */
             success: true;
@@ -4424,6 +4960,168 @@ export interface components {
          * @enum {string}
          */
         UsState: "AL" | "AK" | "AZ" | "AR" | "CA" | "CO" | "CT" | "DE" | "FL" | "GA" | "HI" | "ID" | "IL" | "IN" | "IA" | "KS" | "KY" | "LA" | "ME" | "MD" | "MA" | "MI" | "MN" | "MS" | "MO" | "MT" | "NE" | "NV" | "NH" | "NJ" | "NM" | "NY" | "NC" | "ND" | "OH" | "OK" | "OR" | "PA" | "RI" | "SC" | "SD" | "TN" | "TX" | "UT" | "VT" | "VA" | "WA" | "WV" | "WI" | "WY" | "DC" | "AS" | "GU" | "MP" | "PR" | "VI" | "UM";
+        Visit: {
+            /** Format: uuid */
+            uuid: string;
+            /** Format: uuid */
+            job_uuid: string;
+            /**
+             * Format: uuid
+             * @description The job's customer.
+             */
+            customer_uuid: string;
+            /**
+             * Format: uuid
+             * @description The job's location.
+             */
+            location_uuid: string | null;
+            title: string | null;
+            instructions: string | null;
+            /** @example America/Chicago */
+            time_zone: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            ends_at: string;
+            /**
+             * Format: date
+             * @description The date of starts_at in time_zone.
+             * @example 2026-12-01
+             */
+            local_date: string;
+            /**
+             * @description HH:MM of starts_at in time_zone.
+             * @example 08:00
+             */
+            local_start_time: string;
+            /**
+             * @description HH:MM of ends_at in time_zone.
+             * @example 10:00
+             */
+            local_end_time: string;
+            /** Format: int64 */
+            arrival_window_minutes: number | null;
+            assigned_user_ids: string[];
+            allow_overlap: boolean;
+            status: components["schemas"]["VisitStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            dispatched_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            en_route_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            arrived_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            cancelled_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            deleted_at: string | null;
+            job: components["schemas"]["VisitJob"];
+            /** @description The assigned users in the order of assigned_user_ids. */
+            assigned_users: components["schemas"]["VisitAssignedUser"][];
+        };
+        VisitAssignedUser: {
+            /** Format: uuid */
+            id: string;
+            first_name: string;
+            last_name: string;
+        };
+        VisitEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; pass it as `after` to read the events that follow it.
+             */
+            uuid: string;
+            /**
+             * @description visit.created, visit.updated, visit.deleted.
+             * @enum {string}
+             */
+            type: "visit.created" | "visit.updated" | "visit.deleted";
+            /** @constant */
+            object_type: "visit";
+            /**
+             * Format: uuid
+             * @description The changed record.
+             */
+            object_uuid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            created_at: string;
+            data: {
+                /** @description The record as its GET with include_deleted=true answered right after the change. */
+                object: components["schemas"]["Visit"];
+                /**
+                 * @description Only on .updated: each top-level field that changed (updated_at and embedded objects left out), with its value before.
+                 * @example {
+                 *       "status": "Scheduled"
+                 *     }
+                 */
+                previous_attributes?: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description The job of the visit. */
+        VisitJob: {
+            /** Format: uuid */
+            uuid: string;
+            title: string;
+            status: components["schemas"]["JobStatus"];
+        };
+        VisitListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: {
+                visits: components["schemas"]["Visit"][];
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        VisitResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Visit"];
+        };
+        /**
+         * @description Where a visit stands: forward in the order Scheduled, Dispatched, En Route, On Site, Completed (skipping allowed); Cancelled from any status but Completed; Completed and Cancelled are final.
+         * @enum {string}
+         */
+        VisitStatus: "Scheduled" | "Dispatched" | "En Route" | "On Site" | "Completed" | "Cancelled";
         WebhookDelivery: {
             /** Format: uuid */
             uuid: string;
@@ -4526,7 +5224,7 @@ export interface components {
          * @description An event type (<object>.created, .updated or .deleted), or "*" for every type.
          * @enum {string}
          */
-        WebhookEventType: "*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted";
+        WebhookEventType: "*" | "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted" | "visit.created" | "visit.updated" | "visit.deleted" | "time_off.created" | "time_off.updated" | "time_off.deleted";
     };
     responses: {
         /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
@@ -4584,7 +5282,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description A request with the same Idempotency-Key is still in progress (`conflict`); retry later. */
+        /** @description A request with the same Idempotency-Key is still in progress (`conflict`); retry later. Or the write would book a user twice at one moment (`schedule_conflict`, DECISIONS §13): `details` names each clashing field, `conflicts` the visits and time-off entries it clashes with; nothing was changed. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -5077,6 +5775,47 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                     "text/html": string;
+                };
+            };
+            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCalendarFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a calendar link. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
@@ -8581,6 +9320,719 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listVisits: {
+        parameters: {
+            query?: {
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (default), created_at, -updated_at, updated_at, starts_at or -starts_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "starts_at" | "-starts_at";
+                /** @description Visits of this job. */
+                job_uuid?: string;
+                /** @description Visits of this customer's jobs. */
+                customer_uuid?: string;
+                /** @description Visits of this location's jobs. */
+                location_uuid?: string;
+                /** @description Visits that include this user. */
+                assigned_user_id?: string;
+                /** @description true: visits with no one assigned; false: visits with someone. */
+                unassigned?: boolean;
+                /** @description One status or several, comma-separated (OR). */
+                status?: ("Scheduled" | "Dispatched" | "En Route" | "On Site" | "Completed" | "Cancelled")[];
+                /** @description With `to`: the visits whose [starts_at, ends_at) overlaps [from, to). Alone: the visits that end after it. */
+                from?: string;
+                /** @description With `from`: see from. Alone: the visits that start before it. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records, newest first by default, with `pagination`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createVisit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVisitBody"];
+            };
+        };
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getVisit: {
+        parameters: {
+            query?: {
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
+            };
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitResponse"];
+                };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateVisit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateVisitBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteVisit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record is soft-deleted; `data.message` confirms it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchVisit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateVisitBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VisitResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTimeOff: {
+        parameters: {
+            query?: {
+                /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description Only records whose updated_at is at or after this timestamp (ISO 8601 with Z or an offset). */
+                updated_since?: string;
+                /** @description Order: -created_at (default), created_at, -updated_at, updated_at, starts_at or -starts_at; ties by uuid in the same direction. */
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at" | "starts_at" | "-starts_at";
+                /** @description This user's time off. */
+                user_id?: string;
+                /** @description With `to`: the entries whose [starts_at, ends_at) overlaps [from, to). Alone: those that end after it. */
+                from?: string;
+                /** @description With `from`: see from. Alone: the entries that start before it. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of records, newest first by default, with `pagination`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffListResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTimeOff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTimeOffBody"];
+            };
+        };
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTimeOff: {
+        parameters: {
+            query?: {
+                /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
+                include_deleted?: boolean;
+            };
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffResponse"];
+                };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTimeOff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTimeOffBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTimeOff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record is soft-deleted; `data.message` confirms it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    patchTimeOff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTimeOffBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeOffResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAvailability: {
+        parameters: {
+            query: {
+                /** @description Start of the range (a timestamp with Z or an offset). */
+                from: string;
+                /** @description End of the range: after from, at most 31 days later. */
+                to: string;
+                /** @description The shortest slot worth answering, in minutes (5..1440). */
+                duration_minutes: number;
+                /** @description Users, comma-separated (at most 100); the answer keeps this order. Default: every user of the company (the first 100 by creation). */
+                user_ids?: string[];
+                /** @description The zone of the working hours. Default: the primary location's time zone, else America/New_York. */
+                time_zone?: string;
+                /** @description Start of working hours on each local date, HH:MM (default 08:00). */
+                day_start?: string;
+                /** @description End of working hours on each local date, HH:MM, after day_start (default 17:00). */
+                day_end?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AvailabilityResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCalendarLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 h returns the first response (with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; a retry while the first is still running waits for it, or gets 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description A user of the company. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The created record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CalendarLinkResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeCalendarLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A user of the company. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: revoke a user's calendar feed links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     webhookEvent: {
         parameters: {
             query?: never;
@@ -8614,7 +10066,7 @@ export interface operations {
                      * @example invoice.updated
                      * @enum {string}
                      */
-                    type: "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted";
+                    type: "location.created" | "location.updated" | "location.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "job.created" | "job.updated" | "job.deleted" | "job_photo.created" | "job_photo.updated" | "job_photo.deleted" | "template.created" | "template.updated" | "template.deleted" | "estimate.created" | "estimate.updated" | "estimate.deleted" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "payment.created" | "payment.updated" | "payment.deleted" | "visit.created" | "visit.updated" | "visit.deleted" | "time_off.created" | "time_off.updated" | "time_off.deleted";
                     /** @example invoice */
                     object_type: string;
                     /** Format: uuid */

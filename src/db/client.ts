@@ -105,6 +105,7 @@ export async function createDatabase(
   const { PGlite } = await import('@electric-sql/pglite');
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { btree_gin } = await import('@electric-sql/pglite/contrib/btree_gin');
+  const { btree_gist } = await import('@electric-sql/pglite/contrib/btree_gist');
   const { drizzle } = await import('drizzle-orm/pglite');
   const inMemory = config.DATA_DIR === 'memory://';
   const dataDir = inMemory ? 'memory://' : `${config.DATA_DIR.replace(/\/$/, '')}/pglite`;
@@ -114,7 +115,7 @@ export async function createDatabase(
   let client;
   try {
     if (!inMemory) mkdirSync(dataDir, { recursive: true });
-    client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin } });
+    client = await PGlite.create(dataDir, { extensions: { pg_trgm, btree_gin, btree_gist } });
   } catch (error) {
     lock?.release();
     throw error;

@@ -235,6 +235,7 @@ export function errorBody(error: AppError, requestId: string) {
       message: error.message,
       request_id: requestId,
       ...(error.details ? { details: error.details } : {}),
+      ...(error.conflicts ? { conflicts: error.conflicts } : {}),
     },
   };
 }

@@ -163,12 +163,35 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   },
   '409': {
     name: 'Conflict',
-    description: 'A request with the same Idempotency-Key is still in progress (`conflict`); retry later.',
+    description:
+      'A request with the same Idempotency-Key is still in progress (`conflict`); retry later. Or the write would ' +
+      'book a user twice at one moment (`schedule_conflict`, DECISIONS §13): `details` names each clashing field, ' +
+      '`conflicts` the visits and time-off entries it clashes with; nothing was changed.',
     headers: COUNTED,
     examples: {
       conflict: {
         summary: 'Same Idempotency-Key in flight',
         ...errorExample('conflict', 'A request with this Idempotency-Key is still in progress; retry later.'),
+      },
+      schedule_conflict: {
+        summary: 'A technician already booked at that time',
+        value: {
+          success: false,
+          error: {
+            code: 'schedule_conflict',
+            message: 'The schedule has a conflict: assigned_user_ids[1] would be booked twice at the same time; nothing was changed.',
+            request_id: EXAMPLE_REQUEST_ID,
+            details: [{ field: 'assigned_user_ids[1]', code: 'invalid', message: 'is already booked at this time' }],
+            conflicts: [
+              {
+                user_id: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f71',
+                visit_uuid: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f72',
+                starts_at: '2026-12-01T14:00:00.000Z',
+                ends_at: '2026-12-01T16:00:00.000Z',
+              },
+            ],
+          },
+        },
       },
     },
   },

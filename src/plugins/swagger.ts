@@ -97,7 +97,13 @@ export const swaggerPlugin = fp(
             name: 'API keys',
             description: 'Keys with scopes, rotation with a grace period, test keys and their sandbox (see the scopes in each operation).',
           },
+          {
+            name: 'Visits',
+            description: 'When a job is done and by whom: visits, technicians who are never double-booked, availability and calendar links.',
+          },
+          { name: 'Time off', description: "Technicians' time off: it holds its user as a visit does." },
           { name: 'Customer pages', description: 'Share-link pages for customers: no key; the signed link is the credential.' },
+          { name: 'Calendar feeds', description: "Technicians' iCalendar feeds for phone calendars: no key; the link is the credential." },
           { name: 'Health', description: 'Liveness and readiness probes; no key needed.' },
         ],
         components: {

@@ -16,7 +16,8 @@ Success: HTTP 200 and \`{"success": true, "data": {...}}\` (create and delete to
 Error: \`{"success": false, "error": {"code", "message", "request_id", "details": [{"field", "code", "message"}]}}\`
 with the codes validation_error, invalid_status_transition, primary_location (400), unauthorized (401),
 ip_restricted, insufficient_scope, addon_required, usage_limit_exceeded (403), not_found (404),
-method_not_allowed (405, with an \`Allow\` header), conflict (409), precondition_failed (412), payload_too_large
+method_not_allowed (405, with an \`Allow\` header), conflict and schedule_conflict (409; schedule_conflict also
+carries \`conflicts\`, the clashing visits and time off), precondition_failed (412), payload_too_large
 (413), rate_limited (429), internal_error (500), service_unavailable (503). \`request_id\` is the answer's
 x-request-id. Each item of \`details\` is one problem of one field, with a detail code: required, empty,
 invalid_type, invalid_format, invalid_enum, out_of_range, unknown_field, read_only, invalid_reference or invalid.

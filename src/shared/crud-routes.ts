@@ -85,6 +85,8 @@ export interface CrudRoutesOptions<
   addon?: Addon;
   /** The scope area of the resource: list and get need `<area>:read`, the writes `<area>:write`. */
   scope: ScopeArea;
+  /** Error statuses an update may answer besides 404 and 413 (409 schedule_conflict). */
+  updateErrors?: number[];
 }
 
 /**
@@ -130,7 +132,7 @@ export function crudRoutes<
       security: SECURITY,
       params: UuidParams,
       body: options.updateBody,
-      response: { 200: single, ...errorResponses(404, 413) },
+      response: { 200: single, ...errorResponses(404, 413, ...(options.updateErrors ?? [])) },
     };
     const route: Route<typeof schema> = {
       config: recordConfig,

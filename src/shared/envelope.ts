@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { DETAIL_CODES, ERROR_STATUS, type ErrorCode } from '../errors.js';
+import { timestampOutput } from './formats.js';
 
 /** The success envelope: {success: true, data}. */
 export function ok<T>(data: T): { success: true; data: T } {
@@ -74,13 +75,30 @@ export const ErrorDetailSchema = z
   })
   .meta({ id: 'ErrorDetail' });
 
+export const ScheduleConflictSchema = z
+  .object({
+    user_id: z.string().describe('The user who would be booked twice.').meta({ example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f71' }),
+    visit_uuid: z.string().optional().describe('The visit that already holds the user (absent for time off).'),
+    time_off_uuid: z.string().optional().describe('The time-off entry that already holds the user (absent for a visit).'),
+    starts_at: timestampOutput,
+    ends_at: timestampOutput,
+  })
+  .meta({ id: 'ScheduleConflict', description: 'A visit or time-off entry that holds the user at an overlapping time.' });
+
 /** What went wrong. Named ApiError, not Error, so generated code does not shadow JavaScript's Error. */
 export const ApiErrorSchema = z
   .object({
     code: ErrorCodeSchema,
     message: z.string().describe('A sentence for people; it may change.'),
     request_id: z.string().describe('The x-request-id of the request; quote it when reporting a problem.'),
-    details: z.array(ErrorDetailSchema).optional().describe('Validation errors: one item per problem of a field.'),
+    details: z
+      .array(ErrorDetailSchema)
+      .optional()
+      .describe('Validation errors: one item per problem of a field; on schedule_conflict, each field that clashes.'),
+    conflicts: z
+      .array(ScheduleConflictSchema)
+      .optional()
+      .describe('Only on schedule_conflict: the visits and time-off entries the booking clashes with.'),
   })
   .meta({ id: 'ApiError' });
 
@@ -95,7 +113,7 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Forbidden: `ip_restricted`, `insufficient_scope`, `addon_required` or `usage_limit_exceeded`.',
   404: 'The addressed resource does not exist in this company (`not_found`).',
   405: 'The path exists but not with this method (`method_not_allowed`); the Allow header lists its methods.',
-  409: 'A request with the same Idempotency-Key is still in progress (`conflict`).',
+  409: 'A request with the same Idempotency-Key is still in progress (`conflict`), or a booking would hold a user twice at one time (`schedule_conflict`).',
   412: 'If-Match names none of the record\'s current ETags (`precondition_failed`); nothing changed.',
   413: 'The request body is too large (`payload_too_large`).',
   429: 'Rate limit exceeded (`rate_limited`).',

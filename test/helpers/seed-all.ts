@@ -39,7 +39,7 @@ export type SeededCompany = Awaited<ReturnType<typeof seedAll>>;
 
 /**
  * One record of every resource for the company of `key`: a location, a customer, a job, a template, an
- * estimate, an invoice with a line item, a payment and a photo. `byCollection` maps each collection path
+ * estimate, an invoice with a line item, a payment, a photo, a visit and a time-off entry. `byCollection` maps each collection path
  * (as documented, with `{job_uuid}` for photos) to the id of its record.
  */
 /** The first event of a record, once the feed shows it (after every earlier transaction has ended). */
@@ -80,8 +80,17 @@ export async function seedAll(app: FastifyInstance, key: string) {
   const webhookEndpoint = await createVia(app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['*'], enabled: false });
   const event = await firstEventOf(app, key, location.uuid);
   const apiKey = await createVia(app, key, '/api_keys', { name: 'Seeded reader', scopes: ['customers:read'] });
+  const users = await app.inject({ method: 'GET', url: '/api/v1/users', headers: { authorization: `Bearer ${key}` } });
+  const userId: string = users.json().data.users[0].id;
+  const visit = await createVia(app, key, '/visits', {
+    job_uuid: job.uuid,
+    starts_at: '2030-01-07T14:00:00Z',
+    ends_at: '2030-01-07T16:00:00Z',
+    assigned_user_ids: [userId],
+  });
+  const timeOff = await createVia(app, key, '/time_off', { user_id: userId, starts_at: '2030-01-08T00:00:00Z', ends_at: '2030-01-09T00:00:00Z' });
   return {
-    records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint, apiKey },
+    records: { location, customer, job, template, estimate, invoice, payment, photo, webhookEndpoint, apiKey, visit, timeOff },
     byCollection: {
       '/api/v1/locations': location.uuid,
       '/api/v1/customers': customer.uuid,
@@ -94,6 +103,8 @@ export async function seedAll(app: FastifyInstance, key: string) {
       '/api/v1/webhook_endpoints': webhookEndpoint.uuid,
       '/api/v1/events': event.uuid,
       '/api/v1/api_keys': apiKey.uuid,
+      '/api/v1/visits': visit.uuid,
+      '/api/v1/time_off': timeOff.uuid,
     } as Record<string, string>,
     jobUuid: job.uuid as string,
     customerUuid: customer.uuid as string,
@@ -104,5 +115,7 @@ export async function seedAll(app: FastifyInstance, key: string) {
     apiKeyUuid: apiKey.uuid as string,
     paymentUuid: payment.uuid as string,
     photoUuid: photo.uuid as string,
+    /** A user of the company (the one the visit and the time off hold): the `{user_id}` of calendar_link. */
+    userId,
   };
 }

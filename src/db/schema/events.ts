@@ -4,7 +4,7 @@ import { companies } from './companies.js';
 import { lifecycle, tenantKey, timestamptz } from './columns.js';
 
 /** The recorded objects (DECISIONS §9.1): events.object_type holds one, events.type `<object>.<action>`. */
-export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment'] as const;
+export const OBJECT_TYPES = ['location', 'customer', 'job', 'job_photo', 'template', 'estimate', 'invoice', 'payment', 'visit', 'time_off'] as const;
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 export const EVENT_ACTIONS = ['created', 'updated', 'deleted'] as const;
 export type EventType = `${ObjectType}.${(typeof EVENT_ACTIONS)[number]}`;

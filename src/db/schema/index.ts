@@ -8,3 +8,4 @@ export * from './numbering.js';
 export * from './idempotency.js';
 export * from './record-counts.js';
 export * from './events.js';
+export * from './scheduling.js';

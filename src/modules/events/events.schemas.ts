@@ -11,6 +11,8 @@ import { JobResponse } from '../jobs/jobs.schemas.js';
 import { LocationResponse } from '../locations/locations.schemas.js';
 import { PaymentResponse } from '../payments/payments.schemas.js';
 import { TemplateResponse } from '../templates/templates.schemas.js';
+import { TimeOffResponse } from '../time-off/time-off.schemas.js';
+import { VisitResponse } from '../visits/visits.schemas.js';
 
 const RECORDS = {
   location: LocationResponse,
@@ -21,6 +23,8 @@ const RECORDS = {
   estimate: EstimateResponse,
   invoice: InvoiceResponse,
   payment: PaymentResponse,
+  visit: VisitResponse,
+  time_off: TimeOffResponse,
 } as const satisfies Record<ObjectType, z.ZodType>;
 
 const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_, __, char: string) => char.toUpperCase());

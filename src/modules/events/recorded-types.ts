@@ -7,6 +7,8 @@ import { jobRecords } from '../jobs/jobs.service.js';
 import { locationRecords } from '../locations/locations.service.js';
 import { paymentRecords } from '../payments/payments.service.js';
 import { templateRecords } from '../templates/templates.service.js';
+import { timeOffRecords } from '../time-off/time-off.service.js';
+import { visitsRecords } from '../visits/visits.service.js';
 
 /**
  * The change data wiring: every recorded object type (DECISIONS §9.1) and how the change recorder reads
@@ -22,4 +24,6 @@ export const RECORDED_TYPES: RecordedTypes = {
   estimate: estimateRecords,
   invoice: invoiceRecords,
   payment: paymentRecords,
+  visit: visitsRecords,
+  time_off: timeOffRecords,
 };

@@ -17,7 +17,7 @@ import {
 import { commaSeparatedEnum, listQueryShape, searchQuery } from '../../shared/list-query.js';
 import { JOB_PRIORITIES, JOB_STATUSES } from '../../db/schema/index.js';
 
-const jobStatus = z.enum(JOB_STATUSES).meta({ id: 'JobStatus', description: 'Where a job stands.' });
+export const jobStatus = z.enum(JOB_STATUSES).meta({ id: 'JobStatus', description: 'Where a job stands.' });
 const jobPriority = z.enum(JOB_PRIORITIES).meta({ id: 'JobPriority', description: 'How soon a job must be done.' });
 
 /** Fields a client may send; every other job field is computed or read-only. */

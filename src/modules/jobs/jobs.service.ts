@@ -5,8 +5,9 @@ import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { requireReference } from '../../shared/tenant-table.js';
-import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { requireReference, softDelete } from '../../shared/tenant-table.js';
+import { getRecord, recordChanges, type RecordedType } from '../changes/change-recorder.js';
+import { cancelVisitsOfJob } from '../visits/job-visits.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import { toJobListItem, toJobResponse } from './jobs.mapper.js';
 import * as repository from './jobs.repository.js';
@@ -55,6 +56,15 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
   });
 }
 
+/** A soft delete that cancels the job's open visits in the same transaction (DECISIONS §13). */
+function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
+  return recordChanges(db, actor, async (changes) => {
+    await changes.target('job', uuid);
+    await softDelete(changes.tx, jobs, actor.companyId, uuid);
+    await cancelVisitsOfJob(changes, uuid);
+  });
+}
+
 declare module '../changes/change-recorder.js' {
   interface RecordedObjects {
     job: JobResponse;
@@ -81,5 +91,5 @@ export const jobsService: CrudService<JobListItem, JobResponse, CreateJobBody, U
   get: (db, companyId, uuid, includeDeleted) => getRecord(jobRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
-  remove: (db, actor, uuid) => removeRecord(db, actor, 'job', uuid),
+  remove,
 };

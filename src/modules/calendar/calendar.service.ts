@@ -1,0 +1,46 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { notFound } from '../../errors.js';
+import * as repository from './calendar.repository.js';
+import { icalFeed } from './ical-feed.js';
+
+/** A feed shows visits that ended at most this long ago (DECISIONS §13). */
+const FEED_PAST_DAYS = 30;
+/** The most visits one feed answers with (bounded work per request, DECISIONS §11). */
+export const FEED_MAX_VISITS = 2000;
+
+const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** The path of a feed link. */
+export const feedPath = (token: string) => `/calendar/${token}`;
+
+async function requireUser(db: Db, companyId: string, userId: string): Promise<void> {
+  if (!(await repository.liveUserExists(db, companyId, userId))) throw notFound('User');
+}
+
+/**
+ * A new feed link for a user of the company: a random token of 256 bits, of which only the SHA-256 is
+ * stored. The link does not expire; earlier links keep working until revoked.
+ */
+export async function createCalendarLink(db: Db, companyId: string, userId: string, baseUrl: string): Promise<{ url: string }> {
+  await requireUser(db, companyId, userId);
+  const token = randomBytes(32).toString('base64url');
+  await repository.insertCalendarLink(db, { companyId, uuid: uuidv7(), userId, tokenHash: hashOf(token) });
+  return { url: `${baseUrl}${feedPath(token)}` };
+}
+
+/** Revokes every link of the user: the next request of any of them, on any instance, is 404. */
+export async function revokeCalendarLinks(db: Db, companyId: string, userId: string): Promise<void> {
+  await requireUser(db, companyId, userId);
+  await repository.deleteCalendarLinks(db, companyId, userId);
+}
+
+/** The iCalendar text a token opens; 404 for an unknown or revoked token. */
+export async function calendarFeed(db: Db, token: string, host: string, now = new Date()): Promise<string> {
+  const link = await repository.findCalendarLink(db, hashOf(token));
+  if (!link) throw notFound('Calendar');
+  const since = new Date(now.getTime() - FEED_PAST_DAYS * 24 * 60 * 60 * 1000);
+  const visits = await repository.feedVisits(db, link.companyId, link.userId, since, FEED_MAX_VISITS);
+  return icalFeed({ name: `Visits: ${link.firstName} ${link.lastName}`, host, visits });
+}

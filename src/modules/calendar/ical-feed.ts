@@ -1,0 +1,35 @@
+import ical, { ICalEventStatus } from 'ical-generator';
+import type { FeedVisit } from './calendar.repository.js';
+
+/** The service address of the job, on one line, or null when it has none. */
+function addressOf(visit: FeedVisit): string | null {
+  const cityLine = [visit.city, [visit.state, visit.zip].filter(Boolean).join(' ')].filter(Boolean).join(', ');
+  const parts = [visit.address1, visit.address2, cityLine].filter((part): part is string => Boolean(part));
+  return parts.length > 0 ? parts.join(', ') : null;
+}
+
+/**
+ * A technician's calendar as RFC 5545 text (ical-generator writes it): one VEVENT per visit, DTSTART and
+ * DTEND the visit's instants (UTC), UID `<visit uuid>@<host>`, SUMMARY the visit's title or the job's,
+ * LOCATION the job's service address, DESCRIPTION the instructions, SEQUENCE growing with each change,
+ * STATUS CANCELLED for a cancelled visit. Nothing about the customer's email or phone.
+ */
+export function icalFeed(options: { name: string; host: string; visits: readonly FeedVisit[] }): string {
+  const calendar = ical({ name: options.name, prodId: { company: 'field-service-crm', product: 'schedule', language: 'EN' } });
+  for (const visit of options.visits) {
+    calendar.createEvent({
+      id: `${visit.uuid}@${options.host}`,
+      start: visit.startsAt,
+      end: visit.endsAt,
+      stamp: visit.updatedAt,
+      created: visit.createdAt,
+      lastModified: visit.updatedAt,
+      summary: visit.title ?? visit.jobTitle,
+      location: addressOf(visit),
+      description: visit.instructions,
+      sequence: visit.sequence,
+      status: visit.status === 'Cancelled' ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
+    });
+  }
+  return calendar.toString();
+}

@@ -1,0 +1,65 @@
+import type { Db } from '../../db/client.js';
+import { invalidField, validationError } from '../../errors.js';
+import { addDays, boundaryInstant, localDate } from '../../shared/wall-clock.js';
+import { liveUserIds, primaryTimeZone } from './availability.repository.js';
+import { MAX_AVAILABILITY_DAYS, MAX_AVAILABILITY_USERS, type AvailabilityQuery, type AvailabilityResponse } from './availability.schemas.js';
+import { freeSlots, type Interval } from './free-slots.js';
+import { holdsInRange } from './holds.repository.js';
+
+const DEFAULT_TIME_ZONE = 'America/New_York';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The working hours of every local date that touches [from, to), as instants: each local date's day_start
+ * to day_end in the zone, so a day of 23 or 25 hours keeps its wall-clock hours. A boundary the zone
+ * skips moves forward by the gap; a repeated one is its first occurrence.
+ */
+export function workingWindows(from: Date, to: Date, timeZone: string, dayStart: string, dayEnd: string): Interval[] {
+  const windows: Interval[] = [];
+  const last = localDate(to, timeZone);
+  for (let date = addDays(localDate(from, timeZone), -1); date <= last; date = addDays(date, 1)) {
+    windows.push({ start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() });
+  }
+  return windows;
+}
+
+/**
+ * Free slots per user (DECISIONS §13): the working hours inside [from, to) minus every hold (live visits
+ * that hold their users, and time off), read for all users in one query; the arithmetic is free-slots.ts.
+ */
+export async function availability(db: Db, companyId: string, query: AvailabilityQuery): Promise<AvailabilityResponse> {
+  if (query.to <= query.from) throw invalidField('to', 'must be after from');
+  if (query.to.getTime() - query.from.getTime() > MAX_AVAILABILITY_DAYS * DAY_MS) {
+    throw invalidField('to', `must be at most ${MAX_AVAILABILITY_DAYS} days after from`, 'out_of_range');
+  }
+  if (query.day_end <= query.day_start) throw invalidField('day_end', 'must be later than day_start');
+  const found = await liveUserIds(db, companyId, query.user_ids, MAX_AVAILABILITY_USERS);
+  let userIds = found;
+  if (query.user_ids) {
+    const live = new Set(found);
+    const missing = query.user_ids.filter((id) => !live.has(id));
+    if (missing.length > 0) {
+      throw validationError([{ field: 'user_ids', code: 'invalid_reference', message: `has ${missing.join(', ')}, not a user of this company` }], 'query');
+    }
+    userIds = query.user_ids;
+  }
+  const timeZone = query.time_zone ?? (await primaryTimeZone(db, companyId)) ?? DEFAULT_TIME_ZONE;
+  const bounds = { start: query.from.getTime(), end: query.to.getTime() };
+  const windows = workingWindows(query.from, query.to, timeZone, query.day_start, query.day_end);
+  const busy = new Map<string, Interval[]>(userIds.map((id) => [id, []]));
+  if (userIds.length > 0) {
+    for (const hold of await holdsInRange(db, companyId, userIds, query.from, query.to)) {
+      busy.get(hold.userId)?.push({ start: hold.startsAt.getTime(), end: hold.endsAt.getTime() });
+    }
+  }
+  const minimum = query.duration_minutes * 60_000;
+  return {
+    availability: userIds.map((userId) => ({
+      user_id: userId,
+      slots: freeSlots(windows, busy.get(userId) ?? [], bounds, minimum).map((slot) => ({
+        starts_at: new Date(slot.start).toISOString(),
+        ends_at: new Date(slot.end).toISOString(),
+      })),
+    })),
+  };
+}

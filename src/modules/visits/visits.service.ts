@@ -1,0 +1,198 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../../db/client.js';
+import { visits, type VisitStatus } from '../../db/schema/index.js';
+import type { Actor } from '../../auth/principal.js';
+import { invalidField, missingReference, validationError, type ErrorDetail } from '../../errors.js';
+import type { CrudService } from '../../shared/crud-routes.js';
+import { mapPage } from '../../shared/list-query.js';
+import { softDelete } from '../../shared/tenant-table.js';
+import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
+import { toJobResponse } from '../jobs/jobs.mapper.js';
+import { lockJobWithRelations, updateJob } from '../jobs/jobs.repository.js';
+import { guardHolds, type HoldWriter } from '../schedule/schedule-holds.js';
+import { FINAL_STATUSES, statusStamp, visitStatusChange } from './visit-status.js';
+import { requestedInterval } from './visit-times.js';
+import { toVisitResponse } from './visits.mapper.js';
+import * as repository from './visits.repository.js';
+import type { CreateVisitBody, ListVisitsQuery, UpdateVisitBody, VisitResponse } from './visits.schemas.js';
+
+/** The time zone of a visit when neither the body nor the job's locations give one (DECISIONS §13). */
+export const DEFAULT_TIME_ZONE = 'America/New_York';
+
+/** Job statuses a new open visit moves to Scheduled. */
+const UNSCHEDULED_JOB_STATUSES = new Set(['New', 'Contacted']);
+
+/**
+ * The assigned users: distinct, and each a live user of the company (400 naming `assigned_user_ids[i]`).
+ * Answers their names for the embed.
+ */
+async function requireUsers(db: Db, companyId: string, ids: readonly string[]): Promise<repository.VisitUser[]> {
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  ids.forEach((id, index) => {
+    if (seen.has(id)) details.push({ field: `assigned_user_ids[${index}]`, code: 'invalid', message: 'repeats a user already in the list' });
+    seen.add(id);
+  });
+  if (details.length > 0) throw validationError(details, 'body');
+  const found = await repository.liveUsers(db, companyId, ids);
+  const live = new Set(found.map((user) => user.id));
+  ids.forEach((id, index) => {
+    if (!live.has(id)) details.push({ field: `assigned_user_ids[${index}]`, code: 'invalid_reference', message: 'does not refer to an existing user of this company' });
+  });
+  if (details.length > 0) throw validationError(details, 'body');
+  return found;
+}
+
+/** Whether a visit in this state holds its users (DECISIONS §13). */
+function holdsUsers(state: { status: VisitStatus; allowOverlap: boolean; deletedAt?: Date | null; assignedUserIds: readonly string[] }): boolean {
+  return !state.deletedAt && !state.allowOverlap && !FINAL_STATUSES.has(state.status) && state.assignedUserIds.length > 0;
+}
+
+function heldUsers(userIds: readonly string[]) {
+  return userIds.map((userId, index) => ({ field: `assigned_user_ids[${index}]`, userId }));
+}
+
+async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<VisitResponse> {
+  const uuid = uuidv7();
+  const companyId = actor.companyId;
+  return guardHolds(db, companyId, (holds) =>
+    recordChanges(db, actor, async (changes) => {
+      const { tx } = changes;
+      const locked = await lockJobWithRelations(tx, companyId, body.job_uuid);
+      if (!locked) throw missingReference('job_uuid');
+      const timeZone = body.time_zone ?? (await repository.jobTimeZone(tx, companyId, locked.job.locationUuid)) ?? DEFAULT_TIME_ZONE;
+      const { startsAt, endsAt } = requestedInterval(body, timeZone, { required: true })!;
+      const userIds = body.assigned_user_ids ?? [];
+      const users = await requireUsers(tx, companyId, userIds);
+      const status = body.status ?? 'Scheduled';
+      const allowOverlap = body.allow_overlap ?? false;
+      const row = await repository.insertVisit(tx, {
+        companyId,
+        uuid,
+        jobUuid: body.job_uuid,
+        title: body.title ?? null,
+        instructions: body.instructions ?? null,
+        timeZone,
+        startsAt,
+        endsAt,
+        arrivalWindowMinutes: body.arrival_window_minutes ?? null,
+        assignedUserIds: userIds,
+        allowOverlap,
+        status,
+        ...statusStamp(status, null, new Date()),
+      });
+      if (holdsUsers({ status, allowOverlap, assignedUserIds: userIds })) {
+        await holds.hold(tx, companyId, { owner: { visitUuid: uuid }, users: heldUsers(userIds), startsAt, endsAt, fresh: true });
+      }
+      // An open visit schedules a job that is New or Contacted (a job.updated event).
+      let job = locked.job;
+      if (!FINAL_STATUSES.has(status) && UNSCHEDULED_JOB_STATUSES.has(job.status)) {
+        changes.touched('job', job.uuid, toJobResponse(locked));
+        job = (await updateJob(tx, companyId, job.uuid, { status: 'Scheduled' }))!;
+        changes.after('job', job.uuid, toJobResponse({ ...locked, job }));
+      }
+      const record = toVisitResponse({
+        visit: row,
+        job: { uuid: job.uuid, title: job.title, status: job.status, customerUuid: job.customerUuid, locationUuid: job.locationUuid },
+        users,
+      });
+      changes.created('visit', uuid, record);
+      return changes.answer('visit', uuid);
+    }),
+  );
+}
+
+/** Sets the holds of a visit after a change: rewritten when what it holds changed, dropped when it holds no one. */
+async function rehold(holds: HoldWriter, changes: Changes, before: repository.VisitRow, after: repository.VisitRow): Promise<void> {
+  const held = holdsUsers(before);
+  const holding = holdsUsers(after);
+  const same =
+    held === holding &&
+    before.startsAt.getTime() === after.startsAt.getTime() &&
+    before.endsAt.getTime() === after.endsAt.getTime() &&
+    before.assignedUserIds.join(',') === after.assignedUserIds.join(',');
+  if (same) return;
+  if (holding) {
+    await holds.hold(changes.tx, changes.companyId, {
+      owner: { visitUuid: after.uuid },
+      users: heldUsers(after.assignedUserIds),
+      startsAt: after.startsAt,
+      endsAt: after.endsAt,
+    });
+  } else if (held) {
+    await holds.release(changes.tx, changes.companyId, { visitUuid: after.uuid });
+  }
+}
+
+async function update(db: Db, actor: Actor, uuid: string, body: UpdateVisitBody): Promise<VisitResponse> {
+  const companyId = actor.companyId;
+  return guardHolds(db, companyId, (holds) =>
+    recordChanges(db, actor, async (changes) => {
+      const { tx } = changes;
+      const current = await changes.target<repository.VisitRow>('visit', uuid);
+      const timeZone = body.time_zone ?? current.timeZone;
+      // Changing time_zone alone keeps the instants; a local form is read in the new zone.
+      const interval = requestedInterval(body, timeZone, { required: false }) ?? { startsAt: current.startsAt, endsAt: current.endsAt };
+      if (body.assigned_user_ids) await requireUsers(tx, companyId, body.assigned_user_ids);
+      const moved = visitStatusChange(current, body.status, new Date());
+      const values: Partial<repository.VisitInsert> = {
+        ...(body.title !== undefined ? { title: body.title } : {}),
+        ...(body.instructions !== undefined ? { instructions: body.instructions } : {}),
+        ...(body.arrival_window_minutes !== undefined ? { arrivalWindowMinutes: body.arrival_window_minutes } : {}),
+        ...(body.assigned_user_ids !== undefined ? { assignedUserIds: body.assigned_user_ids } : {}),
+        ...(body.allow_overlap !== undefined ? { allowOverlap: body.allow_overlap } : {}),
+        timeZone,
+        startsAt: interval.startsAt,
+        endsAt: interval.endsAt,
+        ...(moved ?? {}),
+      };
+      const after = await repository.updateVisit(tx, companyId, uuid, values);
+      if (!after) throw invalidField('uuid', 'is not a live visit');
+      await rehold(holds, changes, current, after);
+      return changes.answer('visit', uuid);
+    }),
+  );
+}
+
+async function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
+  await guardHolds(db, actor.companyId, (holds) =>
+    recordChanges(db, actor, async (changes) => {
+      await changes.target('visit', uuid);
+      await softDelete(changes.tx, visits, actor.companyId, uuid);
+      // A deleted visit frees its time.
+      await holds.release(changes.tx, actor.companyId, { visitUuid: uuid });
+    }),
+  );
+}
+
+declare module '../changes/change-recorder.js' {
+  interface RecordedObjects {
+    visit: VisitResponse;
+  }
+}
+
+/** How a visit is read: by its GET and by the change recorder (listed in events/recorded-types.ts). */
+export const visitsRecords: RecordedType<VisitResponse> = {
+  table: visits,
+  noun: 'Visit',
+  embeds: ['job', 'assigned_users'],
+  async find(db, companyId, uuid, includeDeleted) {
+    const found = await repository.findVisit(db, companyId, uuid, { includeDeleted });
+    return found && toVisitResponse(found);
+  },
+  async lockAndLoad(db, companyId, uuid, includeDeleted) {
+    const found = await repository.findVisit(db, companyId, uuid, { includeDeleted, lock: true });
+    return found && { row: found.visit, record: toVisitResponse(found) };
+  },
+};
+
+export const visitsService: CrudService<VisitResponse, VisitResponse, CreateVisitBody, UpdateVisitBody, ListVisitsQuery> = {
+  list: async (db, companyId, query) => {
+    if (query.from && query.to && query.to <= query.from) throw invalidField('to', 'must be after from');
+    return mapPage(await repository.listVisits(db, companyId, query), toVisitResponse);
+  },
+  get: (db, companyId, uuid, includeDeleted) => getRecord(visitsRecords, db, companyId, uuid, includeDeleted),
+  create,
+  update,
+  remove,
+};
