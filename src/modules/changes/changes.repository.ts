@@ -161,6 +161,26 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
 
 
 /**
+ * The CTEs `event` and `made` of a one-statement write: the event of the row that `source` yields (a
+ * `from ...` clause over the write's own CTE) and a delivery per subscribed endpoint, with the service's ids.
+ */
+function eventWithDeliveries(source: SQL): SQL {
+  return sql`event as (
+        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
+        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
+          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json ${source}
+        returning company_id, uuid, type
+      ), targets as (
+        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
+        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
+      ), made as (
+        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
+        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+        returning 1
+      )`;
+}
+
+/**
  * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event, the
  * event's deliveries to the company's subscribed endpoints and, for a keyed request, the key's completion,
  * as data-modifying CTEs of one INSERT, which commits or fails whole. The event's JSON is built by the
@@ -189,19 +209,7 @@ export async function insertRecordWithEvent(
       : sql``;
     return sql`with inserted as (
         insert into ${sql.identifier(tableName)} (${list}) values (${values}) returning 1
-      ), event as (
-        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
-        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
-          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json from inserted
-        returning company_id, uuid, type
-      ), targets as (
-        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
-        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
-      ), made as (
-        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
-        returning 1
-      )${keyed}
+      ), ${eventWithDeliveries(sql`from inserted`)}${keyed}
       select count(*)::int as made from made`;
   };
   const params: Record<string, unknown> = {
@@ -260,19 +268,7 @@ export async function updateRecordWithEvent(
         where company_id = ${sql.placeholder('whereCompany')}::uuid and uuid = ${sql.placeholder('whereUuid')}::uuid
           and deleted_at is null and xmin = ${sql.placeholder('version')}::xid
         returning 1
-      ), event as (
-        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
-        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
-          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json from updated where ${sql.placeholder('recorded')}::boolean
-        returning company_id, uuid, type
-      ), targets as (
-        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
-        from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
-      ), made as (
-        insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
-        returning 1
-      )
+      ), ${eventWithDeliveries(sql`from updated where ${sql.placeholder('recorded')}::boolean`)}
       select (select count(*) from updated)::int as updated, (select count(*) from made)::int as made`;
   };
   const params: Record<string, unknown> = {

@@ -1,6 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
+import type { Actor } from '../../auth/principal.js';
 import type { Db } from '../../db/client.js';
 import { scheduleConflict, type AppError, type ErrorDetail, type ScheduleConflict } from '../../errors.js';
+import { softDelete, type TenantTable } from '../../shared/tenant-table.js';
+import type { ObjectType } from '../../db/schema/index.js';
+import { recordChanges } from '../changes/change-recorder.js';
 import { deleteHolds, insertHolds, overlappingHolds, type HoldOwner } from './holds.repository.js';
 
 /**
@@ -102,4 +106,13 @@ export async function guardHolds<T>(db: Db, companyId: string, write: (holds: Ho
       if (conflict.found || attempt >= 1) throw conflict.error;
     }
   }
+}
+
+/** Soft-deletes a visit or a time-off entry with its event; a deleted owner frees its time at once. */
+export async function removeHolder(db: Db, actor: Actor, held: { objectType: ObjectType; table: TenantTable; uuid: string; owner: HoldOwner }): Promise<void> {
+  await recordChanges(db, actor, async (changes) => {
+    await changes.target(held.objectType, held.uuid);
+    await softDelete(changes.tx, held.table, actor.companyId, held.uuid);
+    await deleteHolds(changes.tx, actor.companyId, held.owner);
+  });
 }

@@ -5,9 +5,9 @@ import type { Actor } from '../../auth/principal.js';
 import { invalidField } from '../../errors.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
-import { requireReference, softDelete } from '../../shared/tenant-table.js';
+import { requireReference } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, type RecordedType } from '../changes/change-recorder.js';
-import { guardHolds } from '../schedule/schedule-holds.js';
+import { guardHolds, removeHolder } from '../schedule/schedule-holds.js';
 import { toTimeOffResponse } from './time-off.mapper.js';
 import * as repository from './time-off.repository.js';
 import { MAX_TIME_OFF_DAYS, type CreateTimeOffBody, type ListTimeOffQuery, type TimeOffResponse, type UpdateTimeOffBody } from './time-off.schemas.js';
@@ -76,14 +76,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateTimeOffBod
   );
 }
 
-async function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
-  await guardHolds(db, actor.companyId, (holds) =>
-    recordChanges(db, actor, async (changes) => {
-      await changes.target('time_off', uuid);
-      await softDelete(changes.tx, timeOff, actor.companyId, uuid);
-      await holds.release(changes.tx, actor.companyId, { timeOffUuid: uuid });
-    }),
-  );
+function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
+  return removeHolder(db, actor, { objectType: 'time_off', table: timeOff, uuid, owner: { timeOffUuid: uuid } });
 }
 
 declare module '../changes/change-recorder.js' {

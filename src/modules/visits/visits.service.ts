@@ -5,11 +5,10 @@ import type { Actor } from '../../auth/principal.js';
 import { invalidField, missingReference, validationError, type ErrorDetail } from '../../errors.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
-import { softDelete } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { toJobResponse } from '../jobs/jobs.mapper.js';
 import { lockJobWithRelations, updateJob } from '../jobs/jobs.repository.js';
-import { guardHolds, type HoldWriter } from '../schedule/schedule-holds.js';
+import { guardHolds, removeHolder, type HoldWriter } from '../schedule/schedule-holds.js';
 import { FINAL_STATUSES, statusStamp, visitStatusChange } from './visit-status.js';
 import { requestedInterval } from './visit-times.js';
 import { toVisitResponse } from './visits.mapper.js';
@@ -154,15 +153,8 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateVisitBody)
   );
 }
 
-async function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
-  await guardHolds(db, actor.companyId, (holds) =>
-    recordChanges(db, actor, async (changes) => {
-      await changes.target('visit', uuid);
-      await softDelete(changes.tx, visits, actor.companyId, uuid);
-      // A deleted visit frees its time.
-      await holds.release(changes.tx, actor.companyId, { visitUuid: uuid });
-    }),
-  );
+function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
+  return removeHolder(db, actor, { objectType: 'visit', table: visits, uuid, owner: { visitUuid: uuid } });
 }
 
 declare module '../changes/change-recorder.js' {
