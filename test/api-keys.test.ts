@@ -105,6 +105,7 @@ describe('POST /api/v1/api_keys', () => {
       [{ scopes: 'jobs:read' }, 'scopes'],
       [{ scopes: ['jobs:delete'] }, 'scopes[0]'],
       [{ scopes: ['Jobs:read'] }, 'scopes[0]'],
+      [{ scopes: ['*', 'jobs:read'] }, 'scopes'],
       [{ scopes: ['jobs:read'], name: '' }, 'name'],
       [{ scopes: ['jobs:read'], name: 'x'.repeat(101) }, 'name'],
       [{ scopes: ['jobs:read'], mode: 'sandbox' }, 'mode'],

@@ -123,6 +123,12 @@ describe('GET /api/v1/availability', () => {
       [`${base}&extra=1`, 'extra'],
     ];
     for (const [query, field] of cases) expectValidationError(await call(app, 'GET', `/api/v1/availability?${query}`, { key: company.key }), field);
+    // The detail codes: absent is required, not digits is invalid_type, a repeated user is invalid.
+    const codeOf = async (query: string) => (await call(app, 'GET', `/api/v1/availability?${query}`, { key: company.key })).body.error.details[0].code;
+    expect(await codeOf('from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z')).toBe('required');
+    expect(await codeOf(base.replace('30', '6e1'))).toBe('invalid_type');
+    expect(await codeOf(base.replace('30', '1441'))).toBe('out_of_range');
+    expect(await codeOf(`${base}&user_ids=${company.userId},${company.userId}`)).toBe('invalid');
     // 31 days exactly is fine.
     expect((await call(app, 'GET', '/api/v1/availability?from=2026-03-01T00:00:00Z&to=2026-04-01T00:00:00Z&duration_minutes=30', { key: company.key })).status).toBe(200);
   });

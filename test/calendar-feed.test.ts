@@ -91,6 +91,37 @@ describe('calendar feeds', () => {
     expect(again[1].sequence).toBeGreaterThan(before);
   });
 
+  it('an empty visit title shows the job’s; a change of the job’s title or address raises SEQUENCE', async () => {
+    const { key, tech, job } = await setup();
+    const url = feedPathOf((await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key })).body.data.url);
+    await createVia(app, key, '/visits', { job_uuid: job.uuid, title: '', starts_at: '2030-02-10T14:00:00Z', ends_at: '2030-02-10T15:00:00Z', assigned_user_ids: [tech] });
+    const [first] = parse((await app.inject({ method: 'GET', url })).body);
+    expect(first.summary).toBe('Boiler service');
+    // Unchanged job fields leave it; a new title or address is a new version of the event.
+    await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Boiler service', description: 'More detail' } });
+    const [same] = parse((await app.inject({ method: 'GET', url })).body);
+    expect(same.sequence).toBe(first.sequence);
+    await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Boiler repair' } });
+    const [renamed] = parse((await app.inject({ method: 'GET', url })).body);
+    expect(renamed).toMatchObject({ summary: 'Boiler repair' });
+    expect(renamed.sequence).toBeGreaterThan(first.sequence);
+    await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { service_address1: '14 Elm St' } });
+    const [moved] = parse((await app.inject({ method: 'GET', url })).body);
+    expect(moved.location).toBe('14 Elm St, Austin, TX 78701');
+    expect(moved.sequence).toBeGreaterThan(renamed.sequence);
+  });
+
+  it('a calendar link takes no body: a field is 400 unknown_field, an empty object is none', async () => {
+    const { key, tech } = await setup();
+    const refused = await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key, body: { foo: 1 } });
+    expectError(refused, 400, 'validation_error');
+    expect(refused.body.error.details).toEqual([{ field: 'foo', code: 'unknown_field', message: expect.any(String) }]);
+    expect((await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key, body: {} })).status).toBe(200);
+    const revoke = await call(app, 'DELETE', `/api/v1/users/${tech}/calendar_link`, { key, body: { all: true } });
+    expectError(revoke, 400, 'validation_error');
+    expect(revoke.body.error.details[0]).toMatchObject({ field: 'all', code: 'unknown_field' });
+  });
+
   it('revokes every earlier link of the user at once, on every instance; a new link works', async () => {
     const { key, tech } = await setup();
     const first = feedPathOf((await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key })).body.data.url);

@@ -100,6 +100,15 @@ describe('an empty JSON body is no body, on every route whose body is optional o
     });
   }
 
+  it('a field sent to a route whose body is optional or absent is 400 unknown_field naming it (§4: bodies are strict)', async () => {
+    const { keyFor, urlOf } = await prepare();
+    for (const { method, path } of bodyOptional) {
+      const response = await call(app, method, urlOf(path), { key: path.startsWith('/api/') ? keyFor(path) : undefined, body: { unexpected_field: 1 } });
+      expect(response.status, `${method} ${path}: ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.error.details, `${method} ${path}`).toContainEqual(expect.objectContaining({ field: 'unexpected_field', code: 'unknown_field' }));
+    }
+  });
+
   it('still answers 400 "body is required" where a body is required', async () => {
     const key = companies[0].keyFor('/api/v1/customers');
     for (const rawBody of ['', '   ']) {

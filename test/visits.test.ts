@@ -170,6 +170,9 @@ describe('validation', () => {
       [visit(job.uuid, { ends_at: '2026-12-01T14:00:00Z' }), 'ends_at'],
       [visit(job.uuid, { ends_at: '2026-12-01T13:00:00Z' }), 'ends_at'],
       [visit(job.uuid, { ends_at: '2026-12-02T14:00:01Z' }), 'ends_at'],
+      // So late that its local date would pass the year 9999 in a zone east of UTC.
+      [visit(job.uuid, { starts_at: '9999-12-31T10:00:00Z', ends_at: '9999-12-31T11:00:00Z' }), 'starts_at'],
+      [visit(job.uuid, { starts_at: '0001-01-01T10:00:00Z', ends_at: '0001-01-01T11:00:00Z' }), 'starts_at'],
       [{ job_uuid: job.uuid, local_date: '2026-12-01', local_start_time: '10:00', local_end_time: '09:00' }, 'local_end_time'],
       [{ job_uuid: job.uuid, local_date: '2026-12-01', local_start_time: '10:00', local_end_time: '10:00' }, 'local_end_time'],
       [{ job_uuid: job.uuid, local_date: '2026-02-30', local_start_time: '10:00', local_end_time: '11:00' }, 'local_date'],

@@ -27,6 +27,8 @@ export const jsonParserPlugin = fp(
 /**
  * A request body must be a JSON object (DECISIONS.md §1, §4): `null`, an array, a string, a number or a
  * boolean is 400 on every route, whatever its body schema says, before validation and the handler run.
+ * Bodies are strict (§4): on a route that takes no body (a DELETE, a calendar link), each field sent is
+ * 400 unknown_field; `{}` is no body.
  * An absent body stays absent, so routes that take none, or an optional one, keep working. Multipart
  * uploads are read by their handler and never reach this check as a parsed body.
  */
@@ -38,6 +40,7 @@ export const jsonBodyPlugin = fp(
       if (body === undefined) return done();
       try {
         checkBody(request.headers['content-type'] ?? '', body);
+        if (request.routeOptions.schema?.body === undefined) refuseFields(body as Record<string, unknown>);
       } catch (error) {
         return done(error as Error);
       }
@@ -60,4 +63,14 @@ function checkBody(contentType: string, body: unknown): void {
     const received = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
     throw validationError([{ field: 'body', code: 'invalid_type', message: `must be a JSON object, not ${received}` }], 'body');
   }
+}
+
+/** The 400 naming every field of a body sent to a route that takes none (see jsonBodyPlugin). */
+function refuseFields(body: Record<string, unknown>): void {
+  const fields = Object.keys(body);
+  if (fields.length === 0) return;
+  throw validationError(
+    fields.map((field) => ({ field, code: 'unknown_field' as const, message: 'is not a field of this request; it takes no body' })),
+    'body',
+  );
 }

@@ -242,3 +242,19 @@ export const queryBoolean = z
   .transform((value) => value === true || value === 'true' || value === '1')
   // The document shows the boolean a client sends.
   .meta({ type: 'boolean' });
+
+/**
+ * Query-string integer within [min, max], written in plain digits ("60", not "6e1" or "60.0"); absent is
+ * `required` when the field has no default. Documented as the integer a client sends.
+ */
+export const queryInteger = (min: number, max: number) => {
+  const message = `must be an integer between ${min} and ${max}`;
+  return z
+    .string({ error: message })
+    .superRefine((value, context) => {
+      if (!/^[0-9]{1,10}$/.test(value)) context.addIssue({ code: 'custom', message, params: detail('invalid_type') });
+      else if (Number(value) < min || Number(value) > max) context.addIssue({ code: 'custom', message, params: detail('out_of_range') });
+    })
+    .transform(Number)
+    .meta({ type: 'integer', minimum: min, maximum: max });
+};

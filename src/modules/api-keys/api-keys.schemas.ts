@@ -3,6 +3,7 @@ import { ALL_SCOPES, SCOPES } from '../../auth/scopes.js';
 import { KEY_MODES } from '../../db/schema/index.js';
 import { nullableString, timestampInput, timestampOutput } from '../../shared/formats.js';
 import { pageQueryShape } from '../../shared/list-query.js';
+import { detail } from '../../shared/validation.js';
 import { isIpOrCidr } from '../auth/api-keys.js';
 
 /** The longest grace period of a roll: 7 days. */
@@ -15,6 +16,10 @@ const scopes = z
   .array(z.enum(scopeList, { error: 'must be "*" or <area>:read / <area>:write (see the scopes table)' }))
   .min(1, 'must list at least one scope')
   .max(scopeList.length, `must list at most ${scopeList.length} scopes`)
+  .refine((list) => !list.includes(ALL_SCOPES) || list.length === 1, {
+    message: 'must be ["*"] alone or a list of <area>:read / <area>:write scopes, not both',
+    params: detail('invalid'),
+  })
   .describe(
     '`["*"]` for everything, or `<area>:read` / `<area>:write` scopes (write implies read). Areas: ' +
       `${[...new Set(SCOPES.map((scope) => scope.split(':')[0]))].join(', ')}. Only scopes the calling key holds itself.`,

@@ -24,7 +24,8 @@ export function icalFeed(options: { name: string; host: string; visits: readonly
       stamp: visit.updatedAt,
       created: visit.createdAt,
       lastModified: visit.updatedAt,
-      summary: visit.title ?? visit.jobTitle,
+      // An empty title is no title: the job's shows instead.
+      summary: visit.title || visit.jobTitle,
       location: addressOf(visit),
       description: visit.instructions,
       sequence: visit.sequence,

@@ -7,7 +7,7 @@ import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference, softDelete } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, type RecordedType } from '../changes/change-recorder.js';
-import { cancelVisitsOfJob } from '../visits/job-visits.js';
+import { cancelVisitsOfJob, jobFeedFieldsChanged } from '../visits/job-visits.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import { toJobListItem, toJobResponse } from './jobs.mapper.js';
 import * as repository from './jobs.repository.js';
@@ -52,6 +52,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
       // Status moves are free; a timestamp already set is never re-stamped.
       ...(body.status ? statusTimestamps(body.status, current) : {}),
     });
+    await jobFeedFieldsChanged(changes, uuid, current, body);
     return changes.answer('job', uuid);
   });
 }

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { timeOfDay, timestampInput, timestampOutput, timezoneName, uuidString } from '../../shared/formats.js';
+import { queryInteger, timeOfDay, timestampInput, timestampOutput, timezoneName, uuidString } from '../../shared/formats.js';
 import { detail } from '../../shared/validation.js';
 
 export const MAX_AVAILABILITY_USERS = 100;
 export const MAX_AVAILABILITY_DAYS = 31;
 
-/** `user_ids=a,b`: distinct UUIDs, at most 100. */
+/** `user_ids=a,b`: distinct UUIDs (a repeated one is 400), at most 100. */
 const userIdList = z
   .string()
   .transform((value, context) => {
@@ -20,6 +20,10 @@ const userIdList = z
       parsed.push(result.data);
     }
     const distinct = [...new Set(parsed)];
+    if (distinct.length < parsed.length) {
+      context.addIssue({ code: 'custom', message: 'names a user more than once', params: detail('invalid') });
+      return z.NEVER;
+    }
     if (distinct.length > MAX_AVAILABILITY_USERS) {
       context.addIssue({ code: 'custom', message: `must name at most ${MAX_AVAILABILITY_USERS} users`, params: detail('out_of_range') });
       return z.NEVER;
@@ -31,11 +35,7 @@ const userIdList = z
 export const AvailabilityQuery = z.strictObject({
   from: timestampInput.describe('Start of the range (a timestamp with Z or an offset).').meta({ example: '2026-12-07T00:00:00.000Z' }),
   to: timestampInput.describe(`End of the range: after from, at most ${MAX_AVAILABILITY_DAYS} days later.`).meta({ example: '2026-12-14T00:00:00.000Z' }),
-  duration_minutes: z.coerce
-    .number({ error: 'must be an integer between 5 and 1440' })
-    .int('must be an integer between 5 and 1440')
-    .min(5, 'must be an integer between 5 and 1440')
-    .max(1440, 'must be an integer between 5 and 1440')
+  duration_minutes: queryInteger(5, 1440)
     .describe('The shortest slot worth answering, in minutes (5..1440).')
     .meta({ example: 90 }),
   user_ids: userIdList

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Changes } from '../changes/change-recorder.js';
 import { visits } from '../../db/schema/index.js';
 import { deleteHolds } from '../schedule/holds.repository.js';
-import { openVisitsOfJob, updateVisit } from './visits.repository.js';
+import { openVisitsOfJob, resequenceVisitsOfJob, updateVisit } from './visits.repository.js';
 
 /**
  * Soft-deleting a job cancels its visits that are not Completed or Cancelled, in the job delete's
@@ -18,4 +18,30 @@ export async function cancelVisitsOfJob(changes: Changes, jobUuid: string, now =
     });
     await deleteHolds(changes.tx, changes.companyId, { visitUuid: uuid });
   }
+}
+
+/** The job fields a visit's calendar event shows (SUMMARY when the visit has no title, LOCATION): body field -> row column. */
+const FEED_FIELDS = {
+  title: 'title',
+  service_address1: 'serviceAddress1',
+  service_address2: 'serviceAddress2',
+  service_city: 'serviceCity',
+  service_state: 'serviceState',
+  service_zip: 'serviceZip',
+} as const;
+type FeedField = keyof typeof FEED_FIELDS;
+
+/**
+ * After a job update: when a field its visits' calendar events show changed, their SEQUENCE grows, so a
+ * subscribed calendar takes the new version (DECISIONS §13: "SEQUENCE growing with every change").
+ */
+export async function jobFeedFieldsChanged(
+  changes: Changes,
+  jobUuid: string,
+  before: { [F in FeedField as (typeof FEED_FIELDS)[F]]: string | null },
+  body: Partial<Record<FeedField, unknown>>,
+): Promise<void> {
+  const fields = Object.keys(FEED_FIELDS) as FeedField[];
+  if (!fields.some((field) => body[field] !== undefined && body[field] !== before[FEED_FIELDS[field]])) return;
+  await resequenceVisitsOfJob(changes.tx, changes.companyId, jobUuid);
 }

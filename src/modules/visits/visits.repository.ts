@@ -240,3 +240,14 @@ export async function openVisitsOfJob(db: Db, companyId: string, jobUuid: string
     .orderBy(asc(visits.startsAt), asc(visits.uuid));
   return rows.map((row) => row.uuid);
 }
+
+/**
+ * Raises the calendar SEQUENCE of the job's live visits: what their feed events show of the job (its title,
+ * its service address) changed. Their API form has no sequence, so nothing else changes.
+ */
+export async function resequenceVisitsOfJob(db: Db, companyId: string, jobUuid: string): Promise<void> {
+  await db
+    .update(visits)
+    .set({ sequence: sql`${visits.sequence} + 1` })
+    .where(and(scoped(visits, companyId), eq(visits.jobUuid, jobUuid)));
+}
