@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * A technician's calendar feed
-         * @description RFC 5545 text (no key; the token is the credential) for a phone calendar to subscribe to: one VEVENT per visit of the user that is not deleted and ended no more than 30 days ago (Completed ones included, cancelled ones with STATUS CANCELLED), at most 2000, earliest first. UID is the visit uuid @ the host, SEQUENCE grows with every change. An unknown or revoked link is 404.
+         * @description RFC 5545 text (no key; the token is the credential) for a phone calendar to subscribe to: one VEVENT per visit of the user that is not deleted and ended no more than 30 days ago (Completed ones included, cancelled ones with STATUS CANCELLED), at most 2000, earliest first. UID is the visit uuid @ the host name (no port), SEQUENCE grows with every change. An unknown or revoked link is 404.
          */
         get: operations["getCalendarFeed"];
         put?: never;

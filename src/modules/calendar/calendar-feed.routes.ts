@@ -30,7 +30,7 @@ export const calendarFeedRoutes: FastifyPluginAsync = async (parent) => {
         description:
           'RFC 5545 text (no key; the token is the credential) for a phone calendar to subscribe to: one VEVENT per visit of the ' +
           'user that is not deleted and ended no more than 30 days ago (Completed ones included, cancelled ones with STATUS ' +
-          `CANCELLED), at most ${FEED_MAX_VISITS}, earliest first. UID is the visit uuid @ the host, SEQUENCE grows with every ` +
+          `CANCELLED), at most ${FEED_MAX_VISITS}, earliest first. UID is the visit uuid @ the host name (no port), SEQUENCE grows with every ` +
           'change. An unknown or revoked link is 404.',
         security: [],
         params: FeedParams,
@@ -42,7 +42,7 @@ export const calendarFeedRoutes: FastifyPluginAsync = async (parent) => {
       },
     },
     async (request, reply) => {
-      const host = new URL(requestLinkBase(request, app.deps.config.PUBLIC_BASE_URL)).host;
+      const host = new URL(requestLinkBase(request, app.deps.config.PUBLIC_BASE_URL)).hostname;
       const text = await calendarFeed(app.deps.database.db, request.params.token, host);
       return reply
         .type('text/calendar; charset=utf-8')
