@@ -189,14 +189,14 @@ describe('work that is one transaction: the key completes in it', () => {
       const responses = await Promise.all(Array.from({ length: 5 }, () => upload(company.key, job.uuid, 'photos-1')));
       expectOneAnswer(responses);
       expect(await photoTotal(company.key, job.uuid)).toBe(1);
-      // The losers' files are removed before they answer.
-      expect(companyFiles(company.companyId)).toHaveLength(1);
+      // A request that lost the key removed its staged files (one that found the key completed answers first).
+      await waitFor(() => companyFiles(company.companyId).length === 1 || undefined, 5_000, 'the staged files of the others removed');
       const again = await upload(company.key, job.uuid, 'photos-1');
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(responses[0]!.body);
       const other = await upload(company.key, job.uuid, 'photos-1', Buffer.concat([PNG_BYTES, Buffer.from([0])]));
       expect(other.status).toBe(400);
-      expect(companyFiles(company.companyId)).toHaveLength(1);
+      await waitFor(() => companyFiles(company.companyId).length === 1 || undefined, 5_000, 'the refused upload’s files removed');
       await expectNoKeyInProgress(company.companyId);
     });
 
@@ -276,7 +276,7 @@ describe('a document send: the key is held by a transaction that spans the email
     expect(mailsTo(to)).toBe(1);
   });
 
-  it('a holder whose database connection dies mid-send leaves no key in progress: the retry runs at once', async () => {
+  it.skipIf(!ctx.databaseUrl)('a holder whose database connection dies mid-send leaves no key in progress: the retry runs at once', async () => {
     const { company, send, status } = await draftInvoice();
     const to = `killed-${company.companyId}@example.com`;
     smtp.hang = true;
@@ -307,7 +307,7 @@ describe('a document send: the key is held by a transaction that spans the email
 
   for (const outcome of ['sent', 'failed'] as const) {
     const then = outcome === 'sent' ? 'answers its answer' : 'runs and sends once';
-    it(`a request with the key of a send in flight waits on the key; when the send has ${outcome}, it ${then}`, async () => {
+    it.skipIf(!ctx.databaseUrl)(`a request with the key of a send in flight waits on the key; when the send has ${outcome}, it ${then}`, async () => {
       const { company, send } = await draftInvoice();
       const to = `waiting-${outcome}-${company.companyId}@example.com`;
       smtp.hang = true;
