@@ -1,7 +1,7 @@
 import type { Actor, KeyedWrite } from '../../auth/principal.js';
 import { runsOneTransactionAtATime, type Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
-import { completeKeyInTransaction, isStatementTimeout, keyCompletion, keyedWrite, KeyTakenError, markCompleted } from '../../shared/keyed-writes.js';
+import { completeKeyInTransaction, isStatementTimeout, keyedWrite, KeyTakenError } from '../../shared/keyed-writes.js';
 import * as repository from './idempotency.repository.js';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -123,9 +123,9 @@ export async function withHeldKey<E, T>(
         throw error;
       }
       const value = await record(tx, await effect());
-      const completion = keyCompletion(actor, value);
-      if (completion) await repository.completeHeldKey(tx, completion.companyId, completion.key, completion.status, completion.body);
-      markCompleted(actor, completion);
+      const { status, body } = keyed.answerOf(value);
+      await repository.completeHeldKey(tx, keyed.companyId, keyed.key, status, body);
+      keyed.completed = body;
       return value;
     }),
   );
@@ -150,7 +150,8 @@ async function withLocalHold<E, T>(
   const name = `${keyed.companyId}\n${keyed.key}`;
   while (localHolds.has(name)) await localHolds.get(name)!.catch(() => undefined);
   const held = (async () => {
-    if (await replayOf(db, keyed.companyId, keyed.key, keyed.fingerprint)) {
+    // The holder waited for may have completed the key meanwhile.
+    if ((await lookupIdempotent(db, keyed.companyId, keyed.key, keyed.fingerprint)).kind === 'replay') {
       keyed.taken = true;
       throw new KeyTakenError();
     }
