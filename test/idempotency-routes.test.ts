@@ -46,8 +46,11 @@ async function startSmtpFront(targetPort: number) {
     socket.pipe(upstream).pipe(socket);
   };
   const front = {
-    hang: false,
+    /** Holds new connections: silent, or silent after its greeting. */
+    hang: false as false | 'silent' | 'after greeting',
     url: '',
+    /** How many connections wait on the silent server. */
+    held: () => held.size,
     /** Ends the wait of the connections held while hanging: cut (their sends fail) or passed on to the sink. */
     release(how: 'cut' | 'pass') {
       for (const socket of held) {
@@ -60,8 +63,10 @@ async function startSmtpFront(targetPort: number) {
   };
   const server = net.createServer((socket) => {
     socket.on('error', () => undefined);
-    if (front.hang) held.add(socket);
-    else pass(socket);
+    if (!front.hang) return pass(socket);
+    held.add(socket);
+    // Past the greeting, the client waits for its socket timeout (30 s) rather than the greeting's (10 s).
+    if (front.hang === 'after greeting') socket.write('220 stalling ESMTP\r\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   front.url = `smtp://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
@@ -74,6 +79,19 @@ async function startSmtpFront(targetPort: number) {
 }
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
+/**
+ * Starts a send while the mail server is silent and answers once the send holds its key and waits for the
+ * server: its answer to come, and the pid of the backend holding its transaction. Later sends are passed on.
+ */
+async function startHeldSend<T>(start: () => Promise<T>, hang: 'silent' | 'after greeting' = 'silent'): Promise<{ answer: Promise<T>; holder: number }> {
+  smtp.hang = hang;
+  const answer = start();
+  const holder = await waitFor(() => keyBackend('holding'), 10_000, 'the send holding its key');
+  await waitFor(() => smtp.held() > 0 || undefined, 10_000, 'the send waiting for the mail server');
+  smtp.hang = false;
+  return { answer, holder };
+}
+
 /** One photo form (its boundary is random): a retry sends the same bytes. */
 const form = await multipartBody([{ name: 'a.png', bytes: PNG_BYTES, type: 'image/png' }]);
 
@@ -279,15 +297,12 @@ describe('a document send: the key is held by a transaction that spans the email
   it.skipIf(!ctx.databaseUrl)('a holder whose database connection dies mid-send leaves no key in progress: the retry runs at once', async () => {
     const { company, send, status } = await draftInvoice();
     const to = `killed-${company.companyId}@example.com`;
-    smtp.hang = true;
-    const stuck = send('send-killed', { to });
     // The holder: a transaction idle since it inserted the key, waiting for the mail server.
-    const holder = await waitFor(() => keyBackend('holding'), 10_000, 'the send holding its key');
+    const { answer: stuck, holder } = await startHeldSend(() => send('send-killed', { to }));
     // Held, and seen by no one: nothing is committed in progress.
     expect(await keyRows(company.companyId)).toEqual([]);
 
     await ctx.database.db.execute(sql`select pg_terminate_backend(${holder})`);
-    smtp.hang = false;
     const started = Date.now();
     const retry = await send('send-killed', { to });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
@@ -310,10 +325,7 @@ describe('a document send: the key is held by a transaction that spans the email
     it.skipIf(!ctx.databaseUrl)(`a request with the key of a send in flight waits on the key; when the send has ${outcome}, it ${then}`, async () => {
       const { company, send } = await draftInvoice();
       const to = `waiting-${outcome}-${company.companyId}@example.com`;
-      smtp.hang = true;
-      const first = send(`send-wait-${outcome}`, { to });
-      await waitFor(() => keyBackend('holding'), 10_000, 'the send holding its key');
-      smtp.hang = false;
+      const { answer: first } = await startHeldSend(() => send(`send-wait-${outcome}`, { to }));
       const second = send(`send-wait-${outcome}`, { to });
       await waitFor(() => keyBackend('waiting'), 5_000, 'the second request waiting on the key');
       smtp.release(outcome === 'sent' ? 'pass' : 'cut');
@@ -331,6 +343,28 @@ describe('a document send: the key is held by a transaction that spans the email
       await expectNoKeyInProgress(company.companyId);
     }, 30_000);
   }
+});
+
+describe('a request waiting on a held key past the statement timeout', () => {
+  it.skipIf(!ctx.databaseUrl)('answers 409 (conflict) rather than waiting longer', async () => {
+    const setup = await makeBillingSetup(ctx.app, ctx.database);
+    const invoice = await makeInvoiceOf(ctx.app, setup, 50, { status: 'Draft' });
+    const send = () =>
+      call(ctx.app, 'POST', `/api/v1/invoices/${invoice.uuid}/send`, { key: setup.company.key, body: {}, headers: keyed('send-timeout') });
+    const { answer: first } = await startHeldSend(send, 'after greeting');
+    const started = Date.now();
+    const waited = await send();
+    expect(waited.status).toBe(409);
+    expect(waited.body.error.code).toBe('conflict');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // The held send fails (its mail server went away): neither answer is kept, and the retry sends.
+    smtp.release('cut');
+    expect((await first).status).toBe(503);
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    await expectNoKeyInProgress(setup.company.companyId);
+  }, 40_000);
 });
 
 describe('work that writes nothing: the answer is kept once made', () => {

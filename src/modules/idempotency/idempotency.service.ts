@@ -119,8 +119,10 @@ export async function withHeldKey<E, T>(
       try {
         await repository.insertHeldKey(tx, keyed.companyId, keyed.key, keyed.fingerprint);
       } catch (error) {
-        if (isStatementTimeout(error)) throw keyInProgress();
-        throw error;
+        if (!isStatementTimeout(error)) throw error;
+        // Another request holds the key: this one's 409 is not kept (its retry must run or replay).
+        keyed.taken = true;
+        throw keyInProgress();
       }
       const value = await record(tx, await effect());
       const { status, body } = keyed.answerOf(value);
