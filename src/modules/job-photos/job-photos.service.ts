@@ -343,7 +343,7 @@ export async function uploadPhotos(
     throw error;
   }
   try {
-    // Committed: the stored files now belong to their records and are never discarded past this point.
+    // Once committed, the stored files belong to their records and are never discarded.
     return await upload.commit(fields);
   } catch (error) {
     // A refusal in the transaction rolled it back, as did losing the key to a concurrent request
