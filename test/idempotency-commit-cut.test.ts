@@ -5,22 +5,39 @@
  * PostgreSQL ran it (committed, but the answer never arrives). The first request then fails without knowing
  * its outcome; its retry with the same Idempotency-Key must run the work once or replay it: never a second
  * record, never a key left in progress, never a lost one. For the create, the payment and the invoice
- * paths (the last two number documents at commit).
+ * paths (the last two number documents at commit), a webhook delivery's retry and a photo upload (whose
+ * staged files must stay exactly when its records committed).
  */
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
-import { customers, idempotencyKeys, invoices, payments } from '../src/db/schema/index.js';
+import { customers, idempotencyKeys, invoices, jobPhotos, payments, webhookDeliveries } from '../src/db/schema/index.js';
+import { insertEndpoint } from '../src/modules/webhooks/webhooks.repository.js';
 import { createTestDatabase, call } from './helpers/app.js';
 import { committingStatement, startCuttingProxy, type CutMoment, type CuttingProxy } from './helpers/cutting-proxy.js';
 import { insertJob, invoiceBody, makeInvoiceOf } from './helpers/billing-factories.js';
 import { makeCompany, makeCustomer, validCustomer, type TestCompany } from './helpers/factories.js';
+import { makeJob, multipartBody, PNG_BYTES } from './helpers/jobs-factories.js';
+import { recordEvent } from './helpers/webhooks.js';
 
 const serverUrl = inject('databaseServerUrl');
+const uploadRoot = mkdtempSync(path.join(tmpdir(), 'commit-cut-'));
+
+/** The stored files of a company, as storage keys. */
+function filesOf(companyId: string, dir = path.join(uploadRoot, companyId)): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesOf(companyId, path.join(dir, entry.name)) : [path.relative(uploadRoot, path.join(dir, entry.name))],
+  );
+}
 
 describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', () => {
   let direct: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -42,6 +59,8 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
       UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '0',
       SHARE_RATE_LIMIT_PER_MINUTE: '0',
       DATA_DIR: 'memory://',
+      UPLOAD_DIR: uploadRoot,
+      WEBHOOK_WORKER_ENABLED: 'false',
       DATABASE_URL: proxied.toString(),
     });
     database = await createDatabase({ ...config, DATABASE_POOL_SIZE: 4 });
@@ -65,25 +84,28 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
     return rows.map((row) => row.key);
   }
 
+  type Answer = { status: number; body: any; headers: Record<string, unknown> };
+  const post = (company: TestCompany, path: string, body: unknown, key: string) => () =>
+    call(app, 'POST', `/api/v1${path}`, { key: company.key, body, headers: { 'idempotency-key': key } });
+
   /**
    * Sends the request with the connection cut at its commit, then retries it with the same key until it is
    * answered 200 (at most a few times). Answers the first and the final response.
    */
-  async function cutThenRetry(company: TestCompany, path: string, body: unknown, key: string, moment: CutMoment) {
-    const headers = { 'idempotency-key': key };
+  async function cutThenRetry(company: TestCompany, send: () => Promise<Answer>, moment: CutMoment) {
     const cut = proxy.cutNext(committingStatement, moment);
-    const first = await call(app, 'POST', `/api/v1${path}`, { key: company.key, body, headers });
+    const first = await send();
     expect(await Promise.race([cut.then(() => 'cut'), new Promise((resolve) => setTimeout(() => resolve('not cut'), 50))])).toBe('cut');
     expect(first.status).toBeGreaterThanOrEqual(500);
     expect(first.body.success).toBe(false);
-    let retry = await call(app, 'POST', `/api/v1${path}`, { key: company.key, body, headers });
+    let retry = await send();
     for (let attempt = 0; retry.status !== 200 && attempt < 5; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      retry = await call(app, 'POST', `/api/v1${path}`, { key: company.key, body, headers });
+      retry = await send();
     }
     expect(retry.status).toBe(200);
     // One more retry: the same answer again, replayed.
-    const again = await call(app, 'POST', `/api/v1${path}`, { key: company.key, body, headers });
+    const again = await send();
     expect(again.status).toBe(200);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(retry.body);
@@ -96,7 +118,7 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
     it(`customer create, cut ${moment} the commit (${outcome})`, async () => {
       const company = await makeCompany(direct.database);
       const body = validCustomer({ notes: `cut-${moment}` });
-      const { retry } = await cutThenRetry(company, '/customers', body, `customer-${moment}`, moment);
+      const { retry } = await cutThenRetry(company, post(company, '/customers', body, `customer-${moment}`), moment);
       expect(retry.headers['idempotent-replayed']).toBe(moment === 'after' ? 'true' : undefined);
       const rows = await direct.database.db.select({ uuid: customers.uuid }).from(customers).where(eq(customers.companyId, company.companyId));
       expect(rows.map((row) => row.uuid)).toEqual([retry.body.data.uuid]);
@@ -110,7 +132,7 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
       const jobs = [await insertJob(direct.database, company.companyId, customer.uuid), await insertJob(direct.database, company.companyId, customer.uuid)];
       const setup = { company, customer, jobUuid: jobs[0] };
       const body = invoiceBody(setup, { line_items: [{ description: 'Visit', unit_price: 120 }] });
-      const { retry } = await cutThenRetry(company, '/invoices', body, `invoice-${moment}`, moment);
+      const { retry } = await cutThenRetry(company, post(company, '/invoices', body, `invoice-${moment}`), moment);
       expect(retry.headers['idempotent-replayed']).toBe(moment === 'after' ? 'true' : undefined);
       expect(retry.body.data.invoice_number).toBe('INV-0001');
       const rows = await direct.database.db.select({ uuid: invoices.uuid }).from(invoices).where(eq(invoices.companyId, company.companyId));
@@ -125,13 +147,55 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
       const jobUuid = await insertJob(direct.database, company.companyId, customer.uuid);
       const invoice = await makeInvoiceOf(app, { company, customer, jobUuid }, 100);
       const body = { invoice_uuid: invoice.uuid, payment_type: 'cash', amount: 40, payment_date: '2026-11-20' };
-      const { retry } = await cutThenRetry(company, '/payments', body, `payment-${moment}`, moment);
+      const { retry } = await cutThenRetry(company, post(company, '/payments', body, `payment-${moment}`), moment);
       expect(retry.headers['idempotent-replayed']).toBe(moment === 'after' ? 'true' : undefined);
       expect(retry.body.data.payment_number).toBe('PAY-0001');
       const rows = await direct.database.db.select({ uuid: payments.uuid }).from(payments).where(eq(payments.companyId, company.companyId));
       expect(rows.map((row) => row.uuid)).toEqual([retry.body.data.uuid]);
       const settled = await call(app, 'GET', `/api/v1/invoices/${invoice.uuid}`, { key: company.key });
       expect(settled.body.data.balance_amount).toBe(60);
+    });
+
+    it(`webhook delivery retry, cut ${moment} the commit (${outcome})`, async () => {
+      const company = await makeCompany(direct.database);
+      const endpointUuid = uuidv7();
+      await insertEndpoint(direct.database.db, {
+        companyId: company.companyId,
+        uuid: endpointUuid,
+        url: 'https://hooks.example.com/crm',
+        events: ['*'],
+        secret: 'whsec_commit_cut',
+      });
+      await recordEvent(direct.database, company.companyId);
+      const [delivery] = await direct.database.db
+        .select({ uuid: webhookDeliveries.uuid })
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.companyId, company.companyId));
+      const path = `/webhook_endpoints/${endpointUuid}/deliveries/${delivery!.uuid}/retry`;
+      const { retry } = await cutThenRetry(company, post(company, path, undefined, `retry-${moment}`), moment);
+      expect(retry.headers['idempotent-replayed']).toBe(moment === 'after' ? 'true' : undefined);
+      expect(retry.body.data).toMatchObject({ uuid: delivery!.uuid, status: 'pending' });
+    });
+
+    it(`photo upload, cut ${moment} the commit (${outcome}); its files are kept only with their records`, async () => {
+      const company = await makeCompany(direct.database);
+      const job = await makeJob(app, company.key);
+      const { payload, contentType } = await multipartBody([{ name: 'a.png', bytes: PNG_BYTES, type: 'image/png' }]);
+      const upload = async () => {
+        const response = await app.inject({
+          method: 'POST',
+          url: `/api/v1/jobs/${job.uuid}/photos`,
+          headers: { authorization: `Bearer ${company.key}`, 'content-type': contentType, 'idempotency-key': `photo-${moment}` },
+          payload,
+        });
+        return { status: response.statusCode, body: response.json(), headers: response.headers };
+      };
+      const { retry } = await cutThenRetry(company, upload, moment);
+      expect(retry.headers['idempotent-replayed']).toBe(moment === 'after' ? 'true' : undefined);
+      const rows = await direct.database.db.select({ storageKey: jobPhotos.storageKey }).from(jobPhotos).where(eq(jobPhotos.companyId, company.companyId));
+      expect(rows).toHaveLength(1);
+      // The one file is the record's: the cut request's files went with its uncommitted records, or stayed with its committed ones.
+      expect(filesOf(company.companyId)).toEqual([rows[0]!.storageKey]);
     });
   }
 

@@ -51,7 +51,10 @@ export interface KeyedWrite {
   answerOf(data: unknown): { status: number; body: string };
   /** Set by the transaction that wrote the key's completion: the answer it kept. */
   completed?: string;
-  /** Set when the write found the key completed by another request: the answer is that request's. */
+  /**
+   * Set when the write found the key completed by another request, whose answer is then this one's, or still
+   * held by one (a 409 that is not kept).
+   */
   taken?: boolean;
 }
 

@@ -52,6 +52,14 @@ export function namedStatementsAllowed(db: Db): boolean {
   return !unnamedOnly.has(databaseOf(db));
 }
 
+/** Databases of one connection (the embedded PGlite): while a transaction is open, every other statement waits. */
+const oneConnection = new WeakSet<object>();
+
+/** Whether a transaction on this handle holds the whole database until it ends (the embedded PGlite). */
+export function runsOneTransactionAtATime(db: Db): boolean {
+  return oneConnection.has(databaseOf(db));
+}
+
 export async function createDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'STATEMENT_TIMEOUT_MS'> &
     Partial<Pick<Config, 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_MIGRATION_URL'>>,
@@ -121,6 +129,7 @@ export async function createDatabase(
     throw error;
   }
   const db = drizzle({ client, schema }) as unknown as Db;
+  oneConnection.add(databaseOf(db));
   let closing: Promise<void> | undefined;
   return {
     db,

@@ -5,8 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError, invalidField } from '../errors.js';
 import {
-  beginIdempotent,
-  finishIdempotent,
   keepAnswer,
   lookupIdempotent,
   replaceAnswer,
@@ -30,15 +28,15 @@ declare module 'fastify' {
     /** Fields of `data` never kept for replays (a secret shown once): a replay answers without them. */
     idempotencyOmit?: readonly string[];
     /**
-     * 'atomic': the route's write completes its Idempotency-Key in its own transaction (shared/keyed-writes.ts),
-     * so nothing is claimed before the work. Otherwise the key is claimed in progress before the handler runs
-     * and completed after it (a route whose work is not one database transaction).
+     * How a POST keeps its Idempotency-Key; every POST says it (checked as routes are added). Nothing is
+     * written for a key before the work. 'atomic': the route's write completes the key in its own transaction
+     * (shared/keyed-writes.ts), or holds it in a transaction that spans an outside effect (withHeldKey).
+     * 'read-only': the route writes nothing (a preview, a signed link): its answer is kept once made, and of
+     * two concurrent requests with the key, the second answers the first kept answer.
      */
-    idempotency?: 'atomic';
+    idempotency?: 'atomic' | 'read-only';
   }
   interface FastifyRequest {
-    /** The key a route that claims first has claimed in progress; completed in onSend. */
-    idempotencyKey?: string;
     idempotency?: IdempotencyState;
     /**
      * For a handler that streams its own body (a multipart upload): call once the body has been read and
@@ -79,32 +77,25 @@ function markReplay(reply: FastifyReply, outcome: Replay): string {
 }
 
 /**
- * Answers with the stored response (true: the reply was sent), or lets the request run: an atomic route
- * gets request.keyedWrite, which its write's transaction completes; another route claims the key first.
+ * Answers with the stored response (true: the reply was sent), or lets the request run with
+ * request.keyedWrite: its write's transaction completes the key, or its answer is kept in onSend.
  */
 async function begin(db: Db, request: FastifyRequest, reply: FastifyReply, state: IdempotencyState): Promise<boolean> {
   state.settled = true;
   const fingerprint = state.hash.digest('hex');
   const companyId = request.principal.companyId;
-  const atomic = request.routeOptions.config?.idempotency === 'atomic';
-  const outcome = atomic
-    ? await lookupIdempotent(db, companyId, state.key, fingerprint)
-    : await beginIdempotent(db, companyId, state.key, fingerprint);
+  const outcome = await lookupIdempotent(db, companyId, state.key, fingerprint);
   if (outcome.kind === 'replay') {
     await reply.send(markReplay(reply, outcome));
     return true;
   }
-  if (atomic) {
-    request.keyedWrite = {
-      companyId,
-      key: state.key,
-      fingerprint,
-      // The answer of a successful write as the route's serializer writes it, as kept for replays.
-      answerOf: (data) => ({ status: 200, body: storedBody(request, reply.serialize(ok(data))) }),
-    };
-  } else {
-    request.idempotencyKey = state.key;
-  }
+  request.keyedWrite = {
+    companyId,
+    key: state.key,
+    fingerprint,
+    // The answer of a successful write as the route's serializer writes it, as kept for replays.
+    answerOf: (data) => ({ status: 200, body: storedBody(request, reply.serialize(ok(data))) }),
+  };
   return false;
 }
 
@@ -116,9 +107,10 @@ function sameAnswer(kept: string, sent: string): boolean {
 }
 
 /**
- * onSend of an atomic route: the key was completed by the write's transaction (nothing to do), or taken by
- * another request (its answer replaces this one), or not completed (a refusal is kept; a server error keeps
- * nothing, since its transaction either committed the key with the work or did not commit at all).
+ * onSend of a keyed request: the key was completed by the write's transaction (nothing to do), or taken by
+ * another request (its answer replaces this one), or not completed: a refusal, or the answer of a route
+ * that writes nothing, is kept now; a server error keeps nothing, since its transaction either committed the
+ * key with the work or did not commit at all.
  */
 async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   const keyed = request.keyedWrite!;
@@ -166,6 +158,14 @@ async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyRep
  */
 export const idempotencyPlugin = fp<{ db: Db }>(
   async (app, { db }) => {
+    // A POST that would run its work before its key is kept, or keep no key, cannot be added.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.includes('POST') && !route.config?.idempotency) {
+        throw new Error(`POST ${route.url} must say how it keeps its Idempotency-Key (config.idempotency)`);
+      }
+    });
+
     app.decorateRequest('settleStreamedIdempotency', function (this: FastifyRequest, reply: FastifyReply) {
       return settleStreamed(db, this, reply);
     });
@@ -202,23 +202,6 @@ export const idempotencyPlugin = fp<{ db: Db }>(
 
     app.addHook('onSend', async (request, reply, payload) => {
       if (request.keyedWrite) return settleKeyedWrite(db, request, reply, payload);
-      const key = request.idempotencyKey;
-      if (!key) return payload;
-      request.idempotencyKey = undefined;
-      // The work has committed: the client gets its answer even if keeping it fails. The claim then stays
-      // in progress (a retry waits, then gets 409) until it is abandoned (SECURITY.md, idempotency).
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await finishIdempotent(db, request.principal.companyId, key, reply.statusCode, storedBody(request, payload));
-          break;
-        } catch (error) {
-          if (attempt >= 3) {
-            request.log.error({ err: error }, 'idempotency record not completed');
-            break;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-        }
-      }
       return payload;
     });
   },

@@ -57,14 +57,25 @@ export async function insertKeyCompletion(tx: Db, completion: KeyCompletion | nu
   );
 }
 
+/** The PostgreSQL error inside a query error (Drizzle wraps the driver's), or null. */
+function postgresError(error: unknown): { code?: string; constraint?: string } | null {
+  for (let cause: unknown = error, depth = 0; cause && depth < 4; depth++) {
+    const found = cause as { code?: string; constraint?: string; cause?: unknown };
+    if (typeof found.code === 'string' && /^[0-9A-Z]{5}$/.test(found.code)) return found;
+    cause = found.cause;
+  }
+  return null;
+}
+
 /** Whether the error is the key's unique index refusing a second completion (the key was completed meanwhile). */
 export function isKeyTaken(error: unknown): boolean {
-  for (let cause: unknown = error, depth = 0; cause && depth < 4; depth++) {
-    const { code, constraint } = cause as { code?: string; constraint?: string };
-    if (code === '23505' && constraint === KEY_CONSTRAINT) return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
+  const found = postgresError(error);
+  return found?.code === '23505' && found.constraint === KEY_CONSTRAINT;
+}
+
+/** Whether the error is a statement cancelled by its timeout (statement_timeout). */
+export function isStatementTimeout(error: unknown): boolean {
+  return postgresError(error)?.code === '57014';
 }
 
 /**

@@ -10,8 +10,10 @@ export const idempotencyKeys = pgTable(
     key: text('key').notNull(),
     fingerprint: text('fingerprint').notNull(),
     /**
-     * completed: written with the answer, in the transaction of the work it guards (or after a refusal).
-     * in_progress: claimed before the work by a route whose work is not one database transaction.
+     * completed: written with the answer, in the transaction of the work it guards (or after a refusal, or
+     * after work that writes nothing).
+     * in_progress: a key held in a transaction that spans an outside effect (an email), completed before that
+     * transaction commits, so never seen by others; or a claim an older version committed before its work.
      */
     state: text('state').notNull(),
     responseStatus: integer('response_status'),

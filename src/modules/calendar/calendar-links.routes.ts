@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { actorOf } from '../../auth/principal.js';
 import { errorResponses, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { uuidString } from '../../shared/formats.js';
 import { SECURITY } from '../../shared/openapi.js';
@@ -23,7 +24,7 @@ export const calendarLinkRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/users/:user_id/calendar_link',
     {
-      config: { scope: 'schedule:write' },
+      config: { scope: 'schedule:write', idempotency: 'atomic' },
       schema: {
         tags: ['Visits'],
         operationId: 'createCalendarLink',
@@ -35,12 +36,12 @@ export const calendarLinkRoutes: FastifyPluginAsyncZod = async (app) => {
           "never the customer's email or phone. The link does not expire; DELETE revokes every link of the user.",
         security: SECURITY,
         params: UserParams,
-        response: { 200: okSchema(CalendarLink), ...errorResponses(404) },
+        response: { 200: okSchema(CalendarLink), ...errorResponses(404, 409) },
       },
     },
     async (request) => {
       const baseUrl = requestLinkBase(request, app.deps.config.PUBLIC_BASE_URL);
-      return ok(await createCalendarLink(db(), request.principal.companyId, request.params.user_id, baseUrl));
+      return ok(await createCalendarLink(db(), actorOf(request), request.params.user_id, baseUrl));
     },
   );
 

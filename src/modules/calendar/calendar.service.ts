@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
+import type { Actor } from '../../auth/principal.js';
 import type { Db } from '../../db/client.js';
+import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
 import { notFound } from '../../errors.js';
 import * as repository from './calendar.repository.js';
 import { icalFeed } from './ical-feed.js';
@@ -21,13 +23,21 @@ async function requireUser(db: Db, companyId: string, userId: string): Promise<v
 
 /**
  * A new feed link for a user of the company: a random token of 256 bits, of which only the SHA-256 is
- * stored. The link does not expire; earlier links keep working until revoked.
+ * stored. The link does not expire; earlier links keep working until revoked. A keyed request completes its
+ * key in the transaction that stores the link (its replay answers the same link).
  */
-export async function createCalendarLink(db: Db, companyId: string, userId: string, baseUrl: string): Promise<{ url: string }> {
+export async function createCalendarLink(db: Db, actor: Actor, userId: string, baseUrl: string): Promise<{ url: string }> {
+  const { companyId } = actor;
   await requireUser(db, companyId, userId);
   const token = randomBytes(32).toString('base64url');
-  await repository.insertCalendarLink(db, { companyId, uuid: uuidv7(), userId, tokenHash: hashOf(token) });
-  return { url: `${baseUrl}${feedPath(token)}` };
+  const link = { url: `${baseUrl}${feedPath(token)}` };
+  return keyedWrite(actor, () =>
+    db.transaction(async (tx) => {
+      await repository.insertCalendarLink(tx, { companyId, uuid: uuidv7(), userId, tokenHash: hashOf(token) });
+      await completeKeyInTransaction(tx, actor, link);
+      return link;
+    }),
+  );
 }
 
 /** Revokes every link of the user: the next request of any of them, on any instance, is 404. */

@@ -222,6 +222,11 @@ export class Changes {
     return new Answer(key, () => this.recordsOf(type).get(uuid), this.entries.get(key)?.kind === 'created' ? uuid : null);
   }
 
+  /** An answer that is not one record (an upload's photos), given whole: return it from the write. */
+  answerWith<T>(value: T): Answer<T> {
+    return new Answer('value', () => value);
+  }
+
   /**
    * Reads every remembered record again and records one event per changed record; primary records first.
    * recordChanges calls it before the commit.

@@ -86,7 +86,8 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
     app.post(
       `${path}/:uuid/share_link`,
       {
-        config: { scope: `${scopeArea}:write` },
+        // A share link is a signed token: nothing is written.
+        config: { scope: `${scopeArea}:write`, idempotency: 'read-only' },
         schema: {
           tags: [tag],
           operationId: `create${pascal}ShareLink`,
@@ -110,7 +111,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
     app.post(
       `${path}/:uuid/send`,
       {
-        config: { scope: `${scopeArea}:write` },
+        config: { scope: `${scopeArea}:write`, idempotency: 'atomic' },
         schema: {
           tags: [tag],
           operationId: `send${pascal}`,

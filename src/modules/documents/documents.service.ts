@@ -11,6 +11,7 @@ import { lockInvoice } from '../invoices/invoice-settlement.js';
 import { invoicesService } from '../invoices/invoices.service.js';
 import { lockJob } from '../jobs/jobs.repository.js';
 import { jobsService } from '../jobs/jobs.service.js';
+import { withHeldKey } from '../idempotency/idempotency.service.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { toTemplateResponse } from '../templates/templates.mapper.js';
 import { findEstimateSignature } from './documents.repository.js';
@@ -135,7 +136,8 @@ export async function declineEstimate(db: Db, signer: UrlSigner, token: string, 
 /**
  * Emails the document: share link in the text and HTML parts, the PDF attached, Reply-To the company.
  * The status moves (the estimate's job to Estimate Sent, a Draft invoice to Pending) happen only after
- * the SMTP server accepted the message, in one transaction; a failed send changes nothing.
+ * the SMTP server accepted the message, in one transaction; a failed send changes nothing. A keyed request
+ * holds its key in that transaction, which then spans the send (withHeldKey).
  */
 export async function sendDocument(
   db: Db,
@@ -158,19 +160,24 @@ export async function sendDocument(
   const link = makeShareLink(links, kind, record);
   const pdf = await renderer.pdf(document, actor.companyId);
   const outgoing = { to, cc: body.cc ?? [], message: body.message ?? null, link, pdf, filename: pdfFilename(document) };
-  const sent = await sendDocumentEmail(config, document, outgoing, { deliver });
-
-  await db.transaction(async (tx) => {
-    if (document.kind === 'estimate') {
-      const jobUuid = document.estimate.job?.uuid;
-      const job = jobUuid ? await lockJob(tx, actor.companyId, jobUuid) : null;
-      if (job && JOB_STATUSES_BEFORE_ESTIMATE.has(job.status)) {
-        await jobsService.update(tx, actor, job.uuid, { status: 'Estimate Sent' });
+  // The status moves are updates of their own records: the request's key is the send's, not theirs.
+  const { idempotency: _key, ...mover } = actor;
+  return withHeldKey(
+    db,
+    actor,
+    () => sendDocumentEmail(config, document, outgoing, { deliver }),
+    async (tx, sent) => {
+      if (document.kind === 'estimate') {
+        const jobUuid = document.estimate.job?.uuid;
+        const job = jobUuid ? await lockJob(tx, actor.companyId, jobUuid) : null;
+        if (job && JOB_STATUSES_BEFORE_ESTIMATE.has(job.status)) {
+          await jobsService.update(tx, mover, job.uuid, { status: 'Estimate Sent' });
+        }
+      } else {
+        const invoice = await lockInvoice(tx, actor.companyId, uuid);
+        if (invoice?.status === 'Draft') await invoicesService.update(tx, mover, uuid, { status: 'Pending' });
       }
-    } else {
-      const invoice = await lockInvoice(tx, actor.companyId, uuid);
-      if (invoice?.status === 'Draft') await invoicesService.update(tx, actor, uuid, { status: 'Pending' });
-    }
-  });
-  return { message_id: sent.messageId, to: [to, ...(body.cc ?? [])], sent_at: sent.sentAt.toISOString(), test_mode: !deliver };
+      return { message_id: sent.messageId, to: [to, ...(body.cc ?? [])], sent_at: sent.sentAt.toISOString(), test_mode: !deliver };
+    },
+  );
 }

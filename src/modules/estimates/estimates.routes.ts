@@ -22,7 +22,7 @@ export const estimateRoutes: FastifyPluginAsync = async (parent) => {
     '/estimates/preview',
     {
       // A dry run writes nothing: reading the area is enough.
-      config: { scope: 'estimates:read' },
+      config: { scope: 'estimates:read', idempotency: 'read-only' },
       schema: {
         tags: ['Estimates'],
         operationId: 'previewEstimate',

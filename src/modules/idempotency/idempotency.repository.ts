@@ -4,14 +4,13 @@ import { idempotencyKeys } from '../../db/schema/index.js';
 
 export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
 
-/** Claims the key for a new request; false when a record for it already exists. */
-export async function claimKey(db: Db, companyId: string, key: string, fingerprint: string): Promise<boolean> {
-  const inserted = await db
-    .insert(idempotencyKeys)
-    .values({ companyId, key, fingerprint, state: 'in_progress' })
-    .onConflictDoNothing()
-    .returning({ key: idempotencyKeys.key });
-  return inserted.length > 0;
+/**
+ * Holds the key in the transaction `tx` for work with an outside effect (shared/keyed-writes.ts): a row in
+ * progress that no other transaction sees, completed before the commit (completeHeldKey). A concurrent
+ * insert of the key waits on its unique index until `tx` ends.
+ */
+export async function insertHeldKey(tx: Db, companyId: string, key: string, fingerprint: string): Promise<void> {
+  await tx.insert(idempotencyKeys).values({ companyId, key, fingerprint, state: 'in_progress' });
 }
 
 export async function findKey(db: Db, companyId: string, key: string): Promise<IdempotencyRow | null> {
@@ -25,7 +24,7 @@ export async function findKey(db: Db, companyId: string, key: string): Promise<I
 
 /**
  * Keeps the answer of a keyed request that completed no key in a transaction of its own (a refusal, or a
- * route whose work is not one transaction); false when the key was completed meanwhile.
+ * route that writes nothing); false when the key was completed meanwhile.
  */
 export async function insertCompletedKey(db: Db, companyId: string, key: string, fingerprint: string, status: number, body: string): Promise<boolean> {
   const inserted = await db
@@ -44,22 +43,23 @@ export async function replaceAnswer(db: Db, companyId: string, key: string, body
     .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, 'completed')));
 }
 
-export async function completeKey(db: Db, companyId: string, key: string, status: number, body: string) {
-  await db
+/** Completes the key held in the transaction `tx` with its answer. */
+export async function completeHeldKey(tx: Db, companyId: string, key: string, status: number, body: string): Promise<void> {
+  await tx
     .update(idempotencyKeys)
     .set({ state: 'completed', responseStatus: status, responseBody: body })
     .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
 }
 
-/** Deletes the key's record; with `createdAt`, only that very claim (another may have replaced it). */
-export async function releaseKey(db: Db, companyId: string, key: string, createdAt?: Date): Promise<boolean> {
+/** Deletes the key's record as it was read (created at `createdAt`): an expired one, or an older version's abandoned claim. */
+export async function releaseKey(db: Db, companyId: string, key: string, createdAt: Date): Promise<boolean> {
   const deleted = await db
     .delete(idempotencyKeys)
     .where(
       and(
         eq(idempotencyKeys.companyId, companyId),
         eq(idempotencyKeys.key, key),
-        createdAt ? eq(idempotencyKeys.createdAt, createdAt) : undefined,
+        eq(idempotencyKeys.createdAt, createdAt),
       ),
     )
     .returning({ key: idempotencyKeys.key });

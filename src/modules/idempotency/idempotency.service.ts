@@ -1,12 +1,17 @@
-import type { Db } from '../../db/client.js';
+import type { Actor, KeyedWrite } from '../../auth/principal.js';
+import { runsOneTransactionAtATime, type Db } from '../../db/client.js';
 import { AppError } from '../../errors.js';
+import { completeKeyInTransaction, isStatementTimeout, keyedWrite, KeyTakenError } from '../../shared/keyed-writes.js';
 import * as repository from './idempotency.repository.js';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
-/** A claim still in progress after this long belongs to a request that died; it may be taken over. */
-export const ABANDONED_AFTER_MS = 2 * 60 * 1000;
-const WAIT_FOR_FIRST_MS = 10_000;
-const POLL_MS = 25;
+/**
+ * Keys are never committed in progress now: a route completes its key in the transaction of its work, or
+ * keeps its answer after work that writes nothing (shared/keyed-writes.ts). A row in progress was claimed
+ * by an instance of an older version during a rolling deploy; one younger than this may still belong to a
+ * request running there (that version's own bound), an older one is released.
+ */
+export const LEGACY_CLAIM_MS = 2 * 60 * 1000;
 
 export interface Replay {
   kind: 'replay';
@@ -14,47 +19,6 @@ export interface Replay {
   body: string;
 }
 export type IdempotencyOutcome = { kind: 'execute' } | Replay;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Stripe's semantics: the first request with a key runs and its response is kept for 24 h; a retry with the
- * same key and request gets that response again; the same key with another request is 400; a retry while
- * the first is still running waits for it, and gets 409 if it takes too long. Never a second write.
- */
-export async function beginIdempotent(
-  db: Db,
-  companyId: string,
-  key: string,
-  fingerprint: string,
-): Promise<IdempotencyOutcome> {
-  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
-  let claimable = true;
-  for (;;) {
-    // Expired records are purged on a schedule (purgeExpiredKeys); an expired one met here is released below.
-    if (claimable && (await repository.claimKey(db, companyId, key, fingerprint))) return { kind: 'execute' };
-    const existing = await repository.findKey(db, companyId, key);
-    // Gone (a failed first request released it): claim it now.
-    claimable = existing === null;
-    if (!existing) continue;
-    const age = Date.now() - existing.createdAt.getTime();
-    const abandoned = existing.state === 'in_progress' && age > ABANDONED_AFTER_MS;
-    if (age > KEY_LIFETIME_MS || abandoned) {
-      // Only the waiter that removes this very record may claim the key again.
-      claimable = await repository.releaseKey(db, companyId, key, existing.createdAt);
-      if (!claimable) await sleep(POLL_MS);
-      continue;
-    }
-    if (existing.fingerprint !== fingerprint) throw reusedKey();
-    if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {
-      return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
-    }
-    if (Date.now() > deadline) {
-      throw new AppError('conflict', 'A request with this Idempotency-Key is still in progress; retry later.');
-    }
-    await sleep(POLL_MS);
-  }
-}
 
 /** The same key with another request: 400 naming the header. */
 function reusedKey(): AppError {
@@ -65,16 +29,23 @@ function reusedKey(): AppError {
   );
 }
 
+/** A request with the key is still running: 409, the client retries later. */
+export function keyInProgress(): AppError {
+  return new AppError('conflict', 'A request with this Idempotency-Key is still in progress; retry later.');
+}
+
 /**
- * For a route whose write completes its key in its own transaction (shared/keyed-writes.ts): nothing is
- * written before the work. A completed key answers its kept response (or 400 for another request); an
- * expired one is released; no record means the request runs, and its transaction completes the key. A key
- * claimed in progress (by a route that claims first) is waited for as beginIdempotent does.
+ * Stripe's semantics, with nothing written before the work: a completed key answers its kept response (or
+ * 400 for another request); an expired one is released; no record means the request runs, and the key is
+ * completed with its work (or its answer kept after it). A request running with the same key meanwhile is
+ * met by the work's transaction, on the key's unique index.
  */
 export async function lookupIdempotent(db: Db, companyId: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
   const existing = await repository.findKey(db, companyId, key);
   if (!existing) return { kind: 'execute' };
-  if (Date.now() - existing.createdAt.getTime() > KEY_LIFETIME_MS) {
+  const age = Date.now() - existing.createdAt.getTime();
+  const legacyAbandoned = existing.state !== 'completed' && age > LEGACY_CLAIM_MS;
+  if (age > KEY_LIFETIME_MS || legacyAbandoned) {
     await repository.releaseKey(db, companyId, key, existing.createdAt);
     return { kind: 'execute' };
   }
@@ -82,17 +53,13 @@ export async function lookupIdempotent(db: Db, companyId: string, key: string, f
   if (existing.state === 'completed' && existing.responseStatus !== null && existing.responseBody !== null) {
     return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
   }
-  const outcome = await beginIdempotent(db, companyId, key, fingerprint);
-  // Claimed here after all (the claim it waited for was released): give the claim back, the work's
-  // transaction completes the key.
-  if (outcome.kind === 'execute') await repository.releaseKey(db, companyId, key);
-  return outcome;
+  throw keyInProgress();
 }
 
 /**
  * The answer of a keyed request whose transaction completed no key (a refusal made by the service, or a
- * route that keeps its answer afterwards): kept now. When another request completed the key meanwhile,
- * that request's answer (a replay) is returned instead, or null when the key is kept with this answer.
+ * route that writes nothing): kept now. When another request completed the key meanwhile, that request's
+ * answer (a replay) is returned instead, or null when the key is kept with this answer.
  */
 export async function keepAnswer(
   db: Db,
@@ -124,8 +91,85 @@ export function purgeExpiredKeys(db: Db, now = Date.now()): Promise<number> {
   return repository.purgeAllBefore(db, new Date(now - KEY_LIFETIME_MS));
 }
 
-export async function finishIdempotent(db: Db, companyId: string, key: string, status: number, body: string) {
-  // Server errors are not kept, so the client can retry the same key.
-  if (status >= 500) await repository.releaseKey(db, companyId, key);
-  else await repository.completeKey(db, companyId, key, status, body);
+/**
+ * Work with an outside effect that cannot join a transaction (an email), then what it changes in the database
+ * (`record`, given the effect's result, in a transaction). Without a key the effect runs first and its record
+ * after. With a key, one transaction spans both and holds the key: its first statement inserts the key's row,
+ * in progress and seen by no other transaction, and its last completes it with the answer, so the key commits
+ * completed with the record or not at all. A concurrent request with the key waits on the row's unique index
+ * until that transaction ends, then answers the first answer (it committed: KeyTakenError) or runs (it rolled
+ * back); past its statement timeout it answers 409. A holder that dies ends its transaction, and the hold,
+ * with its connection. The transaction keeps one connection for the effect's duration. If the connection is
+ * lost at COMMIT after the effect was done, the retry cannot know it and does the effect again.
+ */
+export async function withHeldKey<E, T>(
+  db: Db,
+  actor: Pick<Actor, 'idempotency'>,
+  effect: () => Promise<E>,
+  record: (tx: Db, done: E) => Promise<T>,
+): Promise<T> {
+  const keyed = actor.idempotency;
+  if (!keyed) {
+    const done = await effect();
+    return db.transaction((tx) => record(tx, done));
+  }
+  if (runsOneTransactionAtATime(db)) return withLocalHold(db, actor, keyed, effect, record);
+  return keyedWrite(actor, () =>
+    db.transaction(async (tx) => {
+      try {
+        await repository.insertHeldKey(tx, keyed.companyId, keyed.key, keyed.fingerprint);
+      } catch (error) {
+        if (!isStatementTimeout(error)) throw error;
+        // Another request holds the key: this one's 409 is not kept (its retry must run or replay).
+        keyed.taken = true;
+        throw keyInProgress();
+      }
+      const value = await record(tx, await effect());
+      const { status, body } = keyed.answerOf(value);
+      await repository.completeHeldKey(tx, keyed.companyId, keyed.key, status, body);
+      keyed.completed = body;
+      return value;
+    }),
+  );
+}
+
+/** Keys held in this process, by company and key: see withLocalHold. */
+const localHolds = new Map<string, Promise<unknown>>();
+
+/**
+ * withHeldKey on the embedded database: one process, and one transaction at a time that every other
+ * statement waits for, so a transaction must not span the effect. The key is held in this process instead
+ * (it ends with the process); a request that waited for it answers the kept answer when the holder completed
+ * the key. The record and the key's completion then commit in one transaction.
+ */
+async function withLocalHold<E, T>(
+  db: Db,
+  actor: Pick<Actor, 'idempotency'>,
+  keyed: KeyedWrite,
+  effect: () => Promise<E>,
+  record: (tx: Db, done: E) => Promise<T>,
+): Promise<T> {
+  const name = `${keyed.companyId}\n${keyed.key}`;
+  while (localHolds.has(name)) await localHolds.get(name)!.catch(() => undefined);
+  const held = (async () => {
+    // The holder waited for may have completed the key meanwhile.
+    if ((await lookupIdempotent(db, keyed.companyId, keyed.key, keyed.fingerprint)).kind === 'replay') {
+      keyed.taken = true;
+      throw new KeyTakenError();
+    }
+    const done = await effect();
+    return keyedWrite(actor, () =>
+      db.transaction(async (tx) => {
+        const value = await record(tx, done);
+        await completeKeyInTransaction(tx, actor, value);
+        return value;
+      }),
+    );
+  })();
+  localHolds.set(name, held);
+  try {
+    return await held;
+  } finally {
+    localHolds.delete(name);
+  }
 }

@@ -22,7 +22,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
     '/invoices/preview',
     {
       // A dry run writes nothing: reading the area is enough.
-      config: { scope: 'invoices:read' },
+      config: { scope: 'invoices:read', idempotency: 'read-only' },
       schema: {
         tags: ['Invoices'],
         operationId: 'previewInvoice',

@@ -1,6 +1,6 @@
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { jobPhotos, users } from '../../db/schema/index.js';
+import { jobPhotos, jobs, users } from '../../db/schema/index.js';
 import { byUuid, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
 import { countWhere } from '../../db/perf/record-counts.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
@@ -85,4 +85,20 @@ export async function softDeletePhoto(db: Db, companyId: string, jobUuid: string
     .where(and(byUuid(jobPhotos, companyId, uuid), eq(jobPhotos.jobUuid, jobUuid)))
     .returning({ uuid: jobPhotos.uuid });
   return deleted.length > 0;
+}
+
+/**
+ * Whether any of these photos of the job was committed, read once any transaction writing photos of the job
+ * has ended: such a transaction locks the job's row, which this waits for.
+ */
+export function anyPhotoCommitted(db: Db, companyId: string, jobUuid: string, uuids: string[]): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await tx.select({ uuid: jobs.uuid }).from(jobs).where(and(eq(jobs.companyId, companyId), eq(jobs.uuid, jobUuid))).for('share');
+    const [found] = await tx
+      .select({ uuid: jobPhotos.uuid })
+      .from(jobPhotos)
+      .where(and(eq(jobPhotos.companyId, companyId), inArray(jobPhotos.uuid, uuids)))
+      .limit(1);
+    return found !== undefined;
+  });
 }

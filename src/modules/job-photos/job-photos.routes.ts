@@ -123,7 +123,7 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/jobs/:job_uuid/photos',
     {
-      config: writeConfig,
+      config: { ...writeConfig, idempotency: 'atomic' },
       schema: {
         tags: [TAG],
         operationId: 'uploadJobPhotos',
@@ -139,18 +139,24 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
+      const actor = actorOf(request);
       const photos = await service.uploadPhotos(
         db(),
         app.deps.storage,
-        actorOf(request),
+        actor,
         request.params.job_uuid,
         uploadParts(request),
         {
           maxPhotoBytes: env.MAX_PHOTO_BYTES,
           uploadTimeoutMs: env.UPLOAD_TIMEOUT_MS,
           links: links(request),
-          // A retry is recognised by the bytes just read: its first answer is sent instead.
-          beforeCommit: () => request.settleStreamedIdempotency(reply),
+          // A retry is recognised by the bytes just read: its first answer is sent instead. Otherwise the key,
+          // known only now, is completed in the transaction of the photos' records.
+          beforeCommit: async () => {
+            if (await request.settleStreamedIdempotency(reply)) return true;
+            if (request.keyedWrite) actor.idempotency = request.keyedWrite;
+            return false;
+          },
           // The client may still be sending: the answer closes the connection instead of reading the rest.
           onCut: () => reply.header('connection', 'close'),
           signal: shutdown.signal,

@@ -168,14 +168,16 @@ class PhotoUpload {
     return invalidField('photos', `has a file larger than the limit of ${this.maxBytes} bytes`, 'out_of_range');
   }
 
-  /** Inserts one record per stored file, in one transaction; the job must still be live. */
-  async commit(fields: UploadFields): Promise<repository.JobPhotoRow[]> {
+  /**
+   * Inserts one record per stored file, in one transaction; the job must still be live. A keyed request's
+   * key is completed with the answer in that transaction.
+   */
+  async commit(fields: UploadFields): Promise<UploadedPhoto[]> {
     if (this.stored.length === 0) throw invalidField('photos', 'is required: send at least one photo file', 'required');
-    let rows: repository.JobPhotoRow[] = [];
     const record = async (changes: Changes) => {
       const { tx } = changes;
       if (!(await lockJob(tx, this.actor.companyId, this.jobUuid))) throw notFound('Job');
-      rows = await repository.insertPhotos(
+      const rows = await repository.insertPhotos(
         tx,
         this.stored.map((photo) => ({
           ...photo,
@@ -187,9 +189,22 @@ class PhotoUpload {
         })),
       );
       for (const row of rows) changes.created('job_photo', row.uuid);
+      return changes.answerWith(await toUploadedPhotos(rows, this.links));
     };
-    await recordChanges(this.db, this.actor, record, { photoLinks: this.links });
-    return rows;
+    return recordChanges(this.db, this.actor, record, { photoLinks: this.links });
+  }
+
+  /**
+   * Whether the records of this upload were not committed, once any transaction writing them has ended (it
+   * holds their job's lock): false when they were, or when the database cannot say.
+   */
+  async nothingCommitted(): Promise<boolean> {
+    const uuids = this.stored.map((photo) => photo.uuid);
+    try {
+      return !(await repository.anyPhotoCommitted(this.db, this.actor.companyId, this.jobUuid, uuids));
+    } catch {
+      return false;
+    }
   }
 
   /** Removes every file this upload stored; errors are ignored so the original failure is reported. */
@@ -310,9 +325,9 @@ export async function uploadPhotos(
   options: UploadOptions,
 ): Promise<UploadedPhoto[] | null> {
   const upload = new PhotoUpload(db, storage, actor, jobUuid, options.maxPhotoBytes, options.links);
-  let rows: repository.JobPhotoRow[];
+  let fields: UploadFields;
   try {
-    const fields = await withUploadBounds(
+    fields = await withUploadBounds(
       options.uploadTimeoutMs,
       options.signal,
       options.onCut,
@@ -323,13 +338,20 @@ export async function uploadPhotos(
       await upload.discard();
       return null;
     }
-    rows = await upload.commit(fields);
   } catch (error) {
     await upload.discard();
     throw error;
   }
-  // Committed: the stored files now belong to their records and are never discarded past this point.
-  return toUploadedPhotos(rows, options.links);
+  try {
+    // Once committed, the stored files belong to their records and are never discarded.
+    return await upload.commit(fields);
+  } catch (error) {
+    // A refusal in the transaction rolled it back, as did losing the key to a concurrent request
+    // (KeyTakenError: that request's answer is the replay): the staged files go. Another failure may be
+    // the connection lost at COMMIT, whose outcome is unknown: the files stay if the records exist.
+    if (error instanceof AppError || (await upload.nothingCommitted())) await upload.discard();
+    throw error;
+  }
 }
 
 declare module '../changes/change-recorder.js' {

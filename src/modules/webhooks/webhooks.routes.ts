@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { actorOf } from '../../auth/principal.js';
 import { crudRoutes, UuidParams } from '../../shared/crud-routes.js';
 import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, ok, okSchema } from '../../shared/envelope.js';
@@ -95,7 +96,7 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
   app.post(
     '/webhook_endpoints/:uuid/deliveries/:delivery_uuid/retry',
     {
-      config: { scope: 'webhook_endpoints:write' },
+      config: { scope: 'webhook_endpoints:write', idempotency: 'atomic' },
       schema: {
         tags: [TAG],
         operationId: 'retryWebhookDelivery',
@@ -103,10 +104,10 @@ export const webhookRoutes: FastifyPluginAsync = async (parent) => {
         description: 'Schedules an attempt now, also for a failed delivery, and answers the delivery.',
         security: SECURITY,
         params: DeliveryParams,
-        response: { 200: okSchema(DeliveryResponse), ...errorResponses(404) },
+        response: { 200: okSchema(DeliveryResponse), ...errorResponses(404, 409) },
       },
     },
     async (request) =>
-      ok(await retryDelivery(db(), request.principal.companyId, request.params.uuid, request.params.delivery_uuid)),
+      ok(await retryDelivery(db(), actorOf(request), request.params.uuid, request.params.delivery_uuid)),
   );
 };

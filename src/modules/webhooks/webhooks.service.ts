@@ -124,11 +124,22 @@ export async function listDeliveries(db: Db, companyId: string, endpointUuid: st
   return { items: page.items.map(toDeliveryResponse), pagination: page.pagination };
 }
 
-/** Makes the delivery due now, also a failed one, and wakes this process's worker. */
-export async function retryDelivery(db: Db, companyId: string, endpointUuid: string, deliveryUuid: string) {
-  if (!(await repository.findEndpoint(db, companyId, endpointUuid))) throw notFound('Webhook endpoint');
-  const row = await repository.scheduleRetryNow(db, companyId, endpointUuid, deliveryUuid);
-  if (!row) throw notFound('Delivery');
+/**
+ * Makes the delivery due now, also a failed one, and wakes this process's worker. A keyed request completes
+ * its key in the same transaction.
+ */
+export async function retryDelivery(db: Db, actor: Actor, endpointUuid: string, deliveryUuid: string) {
+  const { companyId } = actor;
+  const delivery = await keyedWrite(actor, () =>
+    db.transaction(async (tx) => {
+      if (!(await repository.findEndpoint(tx, companyId, endpointUuid))) throw notFound('Webhook endpoint');
+      const row = await repository.scheduleRetryNow(tx, companyId, endpointUuid, deliveryUuid);
+      if (!row) throw notFound('Delivery');
+      const answer = toDeliveryResponse(row);
+      await completeKeyInTransaction(tx, actor, answer);
+      return answer;
+    }),
+  );
   wakeDeliveryWorkers();
-  return toDeliveryResponse(row);
+  return delivery;
 }
