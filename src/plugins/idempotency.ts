@@ -41,9 +41,10 @@ declare module 'fastify' {
     /**
      * For a handler that streams its own body (a multipart upload): call once the body has been read and
      * before anything is committed. True when the request was a retry and its first response has been
-     * sent; the handler then undoes what it staged and returns the reply.
+     * sent; `undoStaged` has then removed what the handler staged, before that answer went out, and the
+     * handler returns the reply.
      */
-    settleStreamedIdempotency(reply: FastifyReply): Promise<boolean>;
+    settleStreamedIdempotency(reply: FastifyReply, undoStaged: () => Promise<void>): Promise<boolean>;
   }
 }
 
@@ -80,12 +81,20 @@ function markReplay(reply: FastifyReply, outcome: Replay): string {
  * Answers with the stored response (true: the reply was sent), or lets the request run with
  * request.keyedWrite: its write's transaction completes the key, or its answer is kept in onSend.
  */
-async function begin(db: Db, request: FastifyRequest, reply: FastifyReply, state: IdempotencyState): Promise<boolean> {
+async function begin(
+  db: Db,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  state: IdempotencyState,
+  undoStaged?: () => Promise<void>,
+): Promise<boolean> {
   state.settled = true;
   const fingerprint = state.hash.digest('hex');
   const companyId = request.principal.companyId;
   const outcome = await lookupIdempotent(db, companyId, state.key, fingerprint);
   if (outcome.kind === 'replay') {
+    // What the retry staged is gone before its answer is: the client never sees it leave anything behind.
+    await undoStaged?.();
     await reply.send(markReplay(reply, outcome));
     return true;
   }
@@ -140,14 +149,14 @@ async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyR
 }
 
 /** request.settleStreamedIdempotency: the key of a streamed body, checked once the handler has read it. */
-async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyReply, undoStaged: () => Promise<void>): Promise<boolean> {
   const state = request.idempotency;
   if (!state || state.settled) return false;
   if (!state.ended && !request.raw.readableEnded) {
     await Promise.race([once(request.raw, 'end'), new Promise((resolve) => setTimeout(resolve, END_WAIT_MS).unref())]);
   }
   if (!state.ended && !request.raw.readableEnded) throw new AppError('validation_error', 'The request body did not end.');
-  return begin(db, request, reply, state);
+  return begin(db, request, reply, state, undoStaged);
 }
 
 /**
@@ -166,8 +175,8 @@ export const idempotencyPlugin = fp<{ db: Db }>(
       }
     });
 
-    app.decorateRequest('settleStreamedIdempotency', function (this: FastifyRequest, reply: FastifyReply) {
-      return settleStreamed(db, this, reply);
+    app.decorateRequest('settleStreamedIdempotency', function (this: FastifyRequest, reply: FastifyReply, undoStaged: () => Promise<void>) {
+      return settleStreamed(db, this, reply, undoStaged);
     });
 
     app.addHook('preParsing', async (request, _reply, payload) => {

@@ -152,8 +152,8 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
           links: links(request),
           // A retry is recognised by the bytes just read: its first answer is sent instead. Otherwise the key,
           // known only now, is completed in the transaction of the photos' records.
-          beforeCommit: async () => {
-            if (await request.settleStreamedIdempotency(reply)) return true;
+          beforeCommit: async (discardStaged) => {
+            if (await request.settleStreamedIdempotency(reply, discardStaged)) return true;
             if (request.keyedWrite) actor.idempotency = request.keyedWrite;
             return false;
           },

@@ -43,9 +43,10 @@ export interface UploadOptions {
   links: PhotoLinks;
   /**
    * Runs once every byte is read, before the commit. True means the request was answered already (a retry
-   * under the same Idempotency-Key): what was stored is discarded and nothing is committed.
+   * under the same Idempotency-Key): nothing is committed, and `discardStaged` removed what was stored
+   * before that answer went out.
    */
-  beforeCommit: () => Promise<boolean>;
+  beforeCommit: (discardStaged: () => Promise<void>) => Promise<boolean>;
   /** Runs when the upload is cut (past the deadline, or by `signal`), before its error is thrown. */
   onCut?: () => void;
   /**
@@ -334,7 +335,7 @@ export async function uploadPhotos(
       (track) => readParts(db, upload, actor.companyId, jobUuid, parts, track),
       () => upload.discard(),
     );
-    if (await options.beforeCommit()) {
+    if (await options.beforeCommit(() => upload.discard())) {
       await upload.discard();
       return null;
     }
