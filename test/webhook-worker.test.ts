@@ -91,3 +91,24 @@ describe('a stopping worker', () => {
     expect(Date.parse(delivery.next_attempt_at)).toBeGreaterThan(Date.now() + 20_000);
   }, 30_000);
 });
+
+describe('a retried delivery of a disabled endpoint', () => {
+  it('ends failed again without an attempt counted, and nothing is sent', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: receiver.url, events: ['*'] } });
+    const endpointUuid = created.body.data.uuid as string;
+    const log = async () => (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+    await recordEvent(ctx.database, companyId);
+    // One delivery made while enabled, disabled before the worker gets to it, then retried.
+    await call(ctx.app, 'PATCH', `/api/v1/webhook_endpoints/${endpointUuid}`, { key, body: { enabled: false } });
+    const [delivery] = await log();
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 0 });
+    const received = receiver.received.length;
+    const retried = await call(ctx.app, 'POST', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries/${delivery.uuid}/retry`, { key });
+    expect(retried.body.data).toMatchObject({ status: 'pending', attempts: 0 });
+    wakeDeliveryWorkers();
+    await waitFor(async () => (await log())[0].status === 'failed', 10_000, 'the retried delivery to end');
+    expect((await log())[0]).toMatchObject({ status: 'failed', attempts: 0, last_error: 'The endpoint was disabled.' });
+    expect(receiver.received.length).toBe(received);
+  });
+});

@@ -128,7 +128,7 @@ export class DeliveryWorker {
     let result: AttemptResult;
     if (!delivery.endpointLive || !delivery.endpointEnabled) {
       const why = delivery.endpointLive ? 'The endpoint was disabled.' : 'The endpoint was deleted.';
-      result = { status: 'failed', responseStatus: null, responseBody: null, error: why };
+      result = { status: 'failed', responseStatus: null, responseBody: null, error: why, sent: false };
     } else {
       result = await this.send(delivery);
     }

@@ -207,6 +207,8 @@ export interface AttemptResult {
   /** The first 1 KiB of the receiver's answer, when it answered. */
   responseBody: string | null;
   error: string | null;
+  /** False when nothing was sent (the endpoint was disabled or deleted): the claim's attempt is not counted. */
+  sent?: boolean;
 }
 
 /** The outcome of one claimed attempt, to record. */
@@ -227,20 +229,21 @@ export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promi
       ({ claimed, result }) =>
         sql`(${claimed.companyId}::uuid, ${claimed.uuid}::uuid, ${claimed.attempts}::int, ${result.status}::text,
              ${Math.round((result.retryInSeconds ?? 0) * 1000)}::int, ${result.responseStatus}::int, ${result.responseBody}::text,
-             ${result.error}::text)`,
+             ${result.error}::text, ${result.sent !== false}::boolean)`,
     ),
     sql`, `,
   );
   await db.execute(sql`
     update webhook_deliveries delivery
     set status = outcome.status,
+        attempts = case when outcome.sent then delivery.attempts else delivery.attempts - 1 end,
         next_attempt_at = case when outcome.status = 'pending' then now() + outcome.retry_ms * interval '1 millisecond' end,
         lease_expires_at = null,
         last_response_status = outcome.response_status,
         last_response_body = outcome.response_body,
         last_error = outcome.error,
         updated_at = now()
-    from (values ${values}) as outcome(company_id, uuid, attempts, status, retry_ms, response_status, response_body, error)
+    from (values ${values}) as outcome(company_id, uuid, attempts, status, retry_ms, response_status, response_body, error, sent)
     where delivery.company_id = outcome.company_id and delivery.uuid = outcome.uuid
       and delivery.status = 'pending' and delivery.attempts = outcome.attempts
   `);
