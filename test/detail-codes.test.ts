@@ -123,6 +123,17 @@ describe('the messages of DECISIONS.md §1', () => {
     ]);
   });
 
+  it('an empty string is empty, whatever check sees it; a value of the wrong type is that one problem', async () => {
+    const send = await call(app, 'POST', `/api/v1/estimates/${seed.estimateUuid}/send`, { key, body: { to: '' } });
+    expect(send.body.error.details).toEqual([{ field: 'to', code: 'empty', message: 'must not be empty' }]);
+    const endpoint = await call(app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: '', events: ['*'] } });
+    expect(endpoint.body.error.details).toEqual([{ field: 'url', code: 'empty', message: 'must not be empty' }]);
+    const query = await call(app, 'GET', '/api/v1/jobs?status=', { key });
+    expect(query.body.error.details).toEqual([{ field: 'status', code: 'empty', message: 'must not be empty' }]);
+    const cc = await call(app, 'POST', `/api/v1/estimates/${seed.estimateUuid}/send`, { key, body: { cc: 'a@example.com' } });
+    expect(cc.body.error.details).toEqual([{ field: 'cc', code: 'invalid_type', message: expect.any(String) }]);
+  });
+
   it('says nothing in a validator\'s own words, across many bad requests', async () => {
     const requests: Array<[Request['method'], string, unknown]> = [
       ['POST', '/api/v1/customers', { first_name: 1, last_name: [], email: 'x', phone: 1, customer_type: 1, internal_flags: 'x' }],

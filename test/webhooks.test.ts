@@ -112,6 +112,10 @@ describe('POST /api/v1/webhook_endpoints', () => {
     ['url without scheme', valid({ url: 'hooks.example.com/crm' }), 'url'],
     ['url ftp', valid({ url: 'ftp://hooks.example.com/crm' }), 'url'],
     ['url javascript', valid({ url: 'javascript:alert(1)' }), 'url'],
+    ['url with a line break', valid({ url: 'https://hooks.example.com/ok\r\nX: y' }), 'url'],
+    ['url with spaces around it', valid({ url: '  https://hooks.example.com/ok  ' }), 'url'],
+    ['url with a space inside', valid({ url: 'https://hooks.example.com/a b' }), 'url'],
+    ['url on port 0', valid({ url: 'https://hooks.example.com:0/ok' }), 'url'],
     ['url too long', valid({ url: `https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}` }), 'url'],
     ['events missing', { url: 'https://hooks.example.com/crm' }, 'events'],
     ['events empty', valid({ events: [] }), 'events'],
@@ -257,7 +261,10 @@ describe('update and delete', () => {
     expect(put.body.data.updated_at >= endpoint.updated_at).toBe(true);
     expectError(await patch(key, endpoint.uuid, { events: [] }), 400, 'validation_error', 'events');
     expectError(await patch(key, endpoint.uuid, { url: null }), 400, 'validation_error', 'url');
-    expectError(await patch(key, endpoint.uuid, { secret: 'x' }), 400, 'validation_error');
+    const secret = await patch(key, endpoint.uuid, { secret: 'x' });
+    expectError(secret, 400, 'validation_error');
+    // The secret is the server's, shown once by the create: read-only on an update too.
+    expect(secret.body.error.details).toEqual([{ field: 'secret', code: 'read_only', message: 'is set by the server and cannot be sent' }]);
   });
 
   it('honours If-Match on update and delete', async () => {

@@ -127,19 +127,24 @@ function objectKeys(schema: unknown): Set<string> {
   return new Set(current instanceof z.ZodObject ? Object.keys(current.shape) : []);
 }
 
+/** The fields of `data` in a route's 200 answer. */
+function answeredFields(schema: RouteOptions['schema'] | undefined): Set<string> {
+  const success = (schema?.response as Record<string, unknown> | undefined)?.['200'];
+  return success instanceof z.ZodObject ? objectKeys(success.shape.data) : new Set<string>();
+}
+
 /**
  * An unknown top-level body field that the route's answer carries is read-only (DECISIONS.md §1): set by the
  * server, or, on an update, fixed once the record exists when its create accepts it.
  */
 function withReadOnlyFields(details: ErrorDetail[], request: FastifyRequest): ErrorDetail[] {
   const { schema, url, method } = request.routeOptions;
-  const success = (schema?.response as Record<string, unknown> | undefined)?.['200'];
-  const answered = success instanceof z.ZodObject ? objectKeys(success.shape.data) : new Set<string>();
-  if (answered.size === 0) return details;
   const isUpdate = (method === 'PUT' || method === 'PATCH') && /\/:[^/]+$/.test(url ?? '');
-  const creatable = isUpdate
-    ? objectKeys(request.server.routeTable.schemaOf((url ?? '').replace(/\/:[^/]+$/, ''), 'POST')?.body)
-    : new Set<string>();
+  const createSchema = isUpdate ? request.server.routeTable.schemaOf((url ?? '').replace(/\/:[^/]+$/, ''), 'POST') : undefined;
+  // What the record's answers carry: this route's, and on an update its create's (a secret shown once).
+  const answered = new Set([...answeredFields(schema), ...answeredFields(createSchema)]);
+  if (answered.size === 0) return details;
+  const creatable = isUpdate ? objectKeys(createSchema?.body) : new Set<string>();
   return details.map((detail) => {
     if (detail.code !== 'unknown_field' || !answered.has(detail.field)) return detail;
     return creatable.has(detail.field)

@@ -33,6 +33,12 @@ interface IssueLike {
 const isEmpty = (value: unknown) => value === '' || (Array.isArray(value) && value.length === 0);
 
 export function detailCodeOf(issue: IssueLike): DetailCode {
+  const code = detailCodeOfIssue(issue);
+  // An empty string where a value of some form is needed is `empty` (DECISIONS §1), whatever check saw it.
+  return issue.input === '' && (code === 'invalid_format' || code === 'invalid_enum' || code === 'invalid_type') ? 'empty' : code;
+}
+
+function detailCodeOfIssue(issue: IssueLike): DetailCode {
   switch (issue.code) {
     case 'invalid_type':
       return issue.input === undefined ? 'required' : 'invalid_type';
@@ -152,10 +158,14 @@ export function detailsOf(issues: ReadonlyArray<z.core.$ZodIssue>, whole: string
       continue;
     }
     const nested = issue.code === 'invalid_key' || issue.code === 'invalid_element' ? issue.issues?.[0] : undefined;
-    const message = code === 'required' ? 'is required' : (nested?.message ?? issue.message);
+    const message =
+      code === 'required' ? 'is required' : code === 'empty' && issue.input === '' ? 'must not be empty' : (nested?.message ?? issue.message);
     details.push({ field: fieldOfPath(issue.path) || whole, code, message });
   }
-  return details;
+  // A value of the wrong type (or none) has that one problem: checks made of it anyway (the length of a
+  // string sent for an array) say nothing more.
+  const mistyped = new Set(details.filter((item) => item.code === 'invalid_type' || item.code === 'required').map((item) => item.field));
+  return mistyped.size === 0 ? details : details.filter((item) => !mistyped.has(item.field) || item.code === 'invalid_type' || item.code === 'required');
 }
 
 export type ParseResult<T> = { success: true; data: T } | { success: false; issues: ReadonlyArray<z.core.$ZodIssue> };

@@ -10,9 +10,10 @@ const webhookUrl = z
   .string()
   .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
   .refine((value) => {
-    if (!URL.canParse(value)) return false;
+    // The URL as written, not as a parser repairs it: no spaces or control characters (RFC 3986), no port 0.
+    if (/[\s\x00-\x1f\x7f]/.test(value) || !URL.canParse(value)) return false;
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.port !== '0';
   }, { message: 'must be an absolute http or https URL', params: detail('invalid_format') })
   .describe('Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.')
   .meta({ example: 'https://hooks.example.com/crm' });
