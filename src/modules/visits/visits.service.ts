@@ -157,6 +157,10 @@ function remove(db: Db, actor: Actor, uuid: string): Promise<void> {
   return removeHolder(db, actor, { objectType: 'visit', table: visits, uuid, owner: { visitUuid: uuid } });
 }
 
+function checkWindow(query: ListVisitsQuery): void {
+  if (query.from && query.to && query.to <= query.from) throw invalidField('to', 'must be after from');
+}
+
 declare module '../changes/change-recorder.js' {
   interface RecordedObjects {
     visit: VisitResponse;
@@ -180,8 +184,15 @@ export const visitsRecords: RecordedType<VisitResponse> = {
 
 export const visitsService: CrudService<VisitResponse, VisitResponse, CreateVisitBody, UpdateVisitBody, ListVisitsQuery> = {
   list: async (db, companyId, query) => {
-    if (query.from && query.to && query.to <= query.from) throw invalidField('to', 'must be after from');
+    checkWindow(query);
     return mapPage(await repository.listVisits(db, companyId, query), toVisitResponse);
+  },
+  // A technician's window, the schedule's hot read, is answered in the JSON text PostgreSQL makes.
+  listJson: async (db, companyId, query) => {
+    checkWindow(query);
+    if (!repository.isTechnicianWindow(query)) return null;
+    const page = await repository.technicianWindowPage(db, companyId, query);
+    return { itemsJson: `[${page.items.join(',')}]`, pagination: page.pagination };
   },
   get: (db, companyId, uuid, includeDeleted) => getRecord(visitsRecords, db, companyId, uuid, includeDeleted),
   create,

@@ -1,0 +1,131 @@
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OK_JSON_HEAD } from '../src/shared/envelope.js';
+import { buildTestApp, call } from './helpers/app.js';
+import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
+
+/**
+ * A technician's window (assigned_user_id, from, to, sort=starts_at) is answered in the JSON text
+ * PostgreSQL makes of each visit (visits.repository.ts, VISIT_JSON); every other read goes through the
+ * mapper (visits.mapper.ts). The two must write the same text: field order, escapes, timestamps and the
+ * local fields in zones with daylight-saving changes and odd offsets. And visit_assignees, which the window
+ * reads, must follow every write of a visit.
+ */
+const ctx = await buildTestApp();
+const { app } = ctx;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** The `data` JSON text of a success answer, as sent. */
+function dataText(raw: string): string {
+  expect(raw.startsWith(OK_JSON_HEAD)).toBe(true);
+  return raw.slice(OK_JSON_HEAD.length, -1);
+}
+
+async function setup() {
+  const company = await makeCompany(ctx.database);
+  const customer = await makeCustomer(ctx.app, company.key);
+  const job = await createVia(app, company.key, '/jobs', { customer_uuid: customer.uuid, title: 'Heater "A" \\ B\n\t\u0001 é 🔧 </script>' });
+  const techA = await makeUser(ctx.database, company.companyId, 'Ana "Quote"', 'Álvarez\\');
+  const techB = await makeUser(ctx.database, company.companyId, 'Ben', 'O\u001fBrown');
+  return { key: company.key, job, techA, techB };
+}
+
+function windowPath(user: string, from: string, to: string, extra = '') {
+  return `/api/v1/visits?assigned_user_id=${user}&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&sort=starts_at${extra}`;
+}
+
+describe("a technician's window in PostgreSQL's JSON", () => {
+  it('writes each visit exactly as its GET does', async () => {
+    const { key, job, techA, techB } = await setup();
+    const bodies: Array<Record<string, unknown>> = [
+      // Across the spring-forward change in New York: 01:30 EST to 03:30 EDT.
+      { time_zone: 'America/New_York', starts_at: '2026-03-08T06:30:00Z', ends_at: '2026-03-08T07:30:00Z', assigned_user_ids: [techA, techB] },
+      // The repeated hour of the fall-back change, and a 30-minute shift.
+      { time_zone: 'America/New_York', starts_at: '2026-11-01T05:30:00Z', ends_at: '2026-11-01T06:45:00Z', assigned_user_ids: [techB, techA], allow_overlap: true },
+      { time_zone: 'Australia/Lord_Howe', starts_at: '2026-10-03T15:10:00Z', ends_at: '2026-10-03T16:20:00Z', assigned_user_ids: [techA], allow_overlap: true },
+      { time_zone: 'Asia/Kolkata', starts_at: '2026-03-08T20:00:00.123Z', ends_at: '2026-03-09T19:59:59.999Z', assigned_user_ids: [techA], allow_overlap: true },
+      {
+        time_zone: 'Pacific/Chatham',
+        starts_at: '2026-03-09T23:00:00Z',
+        ends_at: '2026-03-10T01:00:00Z',
+        assigned_user_ids: [techA],
+        title: 'Line "one"\nline two \\ \u007f\u2028',
+        instructions: '',
+        arrival_window_minutes: 480,
+        status: 'Completed',
+      },
+      { time_zone: 'UTC', starts_at: '2026-03-10T10:00:00Z', ends_at: '2026-03-10T11:00:00Z', assigned_user_ids: [techA], status: 'Cancelled', arrival_window_minutes: 0 },
+    ];
+    const created: string[] = [];
+    for (const body of bodies) created.push((await createVia(app, key, '/visits', { job_uuid: job.uuid, ...body })).uuid);
+
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text?: string };
+      sent.push(typeof config === 'string' ? config : (config?.text ?? ''));
+      return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
+    });
+    const list = await call(app, 'GET', windowPath(techA, '2026-03-01T00:00:00Z', '2026-12-01T00:00:00Z'), { key });
+    expect(list.status, list.raw.body).toBe(200);
+    // On PostgreSQL the page is the one statement on visit_assignees (PGlite answers through its own client).
+    if (ctx.databaseUrl) expect(sent.filter((text) => text.includes('from visit_assignees'))).toHaveLength(1);
+    vi.restoreAllMocks();
+    const expected: string[] = [];
+    for (const uuid of list.body.data.visits.map((item: { uuid: string }) => item.uuid)) {
+      expected.push(dataText((await call(app, 'GET', `/api/v1/visits/${uuid}`, { key })).raw.body));
+    }
+    expect(list.body.data.visits).toHaveLength(bodies.length);
+    const pagination = { page: 1, limit: 50, total: bodies.length, total_pages: 1 };
+    expect(dataText(list.raw.body)).toBe(`{"visits":[${expected.join(',')}],"pagination":${JSON.stringify(pagination)}}`);
+    // In start order.
+    const starts = list.body.data.visits.map((item: { starts_at: string }) => item.starts_at);
+    expect(starts).toEqual([...starts].sort());
+    // techB has only the first two.
+    const other = await call(app, 'GET', windowPath(techB, '2026-03-01T00:00:00Z', '2026-12-01T00:00:00Z'), { key });
+    expect(other.body.data.visits.map((item: { uuid: string }) => item.uuid)).toEqual(created.slice(0, 2));
+  });
+
+  it('pages with the exact total, and bounds the window by overlap', async () => {
+    const { key, job, techA } = await setup();
+    for (let day = 1; day <= 5; day++) {
+      await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: `2026-05-0${day}T22:00:00Z`, ends_at: `2026-05-0${day + 1}T02:00:00Z`, assigned_user_ids: [techA] });
+    }
+    const second = await call(app, 'GET', windowPath(techA, '2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z', '&limit=2&page=2'), { key });
+    expect(second.body.data.pagination).toEqual({ page: 2, limit: 2, total: 5, total_pages: 3 });
+    expect(second.body.data.visits.map((item: { starts_at: string }) => item.starts_at)).toEqual(['2026-05-03T22:00:00.000Z', '2026-05-04T22:00:00.000Z']);
+    const beyond = await call(app, 'GET', windowPath(techA, '2026-05-01T00:00:00Z', '2026-06-01T00:00:00Z', '&limit=2&page=9'), { key });
+    expect(beyond.body.data).toEqual({ visits: [], pagination: { page: 9, limit: 2, total: 5, total_pages: 3 } });
+    // [from, to) overlaps [starts_at, ends_at): the visit that ends at 02:00 on the 3rd is in, the one that starts at to is out.
+    const overlap = await call(app, 'GET', windowPath(techA, '2026-05-03T01:00:00Z', '2026-05-04T22:00:00Z'), { key });
+    expect(overlap.body.data.visits.map((item: { starts_at: string }) => item.starts_at)).toEqual(['2026-05-02T22:00:00.000Z', '2026-05-03T22:00:00.000Z']);
+    const touching = await call(app, 'GET', windowPath(techA, '2026-05-03T02:00:00Z', '2026-05-03T22:00:00Z'), { key });
+    expect(touching.body.data.visits).toEqual([]);
+  });
+
+  it('follows every write of a visit: its users, its times, its job, its deletion', async () => {
+    const { key, job, techA, techB } = await setup();
+    const window = (user: string) => call(app, 'GET', windowPath(user, '2026-07-01T00:00:00Z', '2026-08-01T00:00:00Z'), { key });
+    const uuids = async (user: string) => (await window(user)).body.data.visits.map((item: { uuid: string }) => item.uuid);
+    const made = await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2026-07-10T14:00:00Z', ends_at: '2026-07-10T15:00:00Z', assigned_user_ids: [techA] });
+    expect(await uuids(techA)).toEqual([made.uuid]);
+
+    expect((await call(app, 'PATCH', `/api/v1/visits/${made.uuid}`, { key, body: { assigned_user_ids: [techB] } })).status).toBe(200);
+    expect(await uuids(techA)).toEqual([]);
+    expect(await uuids(techB)).toEqual([made.uuid]);
+
+    expect((await call(app, 'PATCH', `/api/v1/visits/${made.uuid}`, { key, body: { starts_at: '2026-08-10T14:00:00Z', ends_at: '2026-08-10T15:00:00Z' } })).status).toBe(200);
+    expect(await uuids(techB)).toEqual([]);
+    expect((await call(app, 'PATCH', `/api/v1/visits/${made.uuid}`, { key, body: { starts_at: '2026-07-20T14:00:00Z', ends_at: '2026-07-20T15:00:00Z', status: 'Completed' } })).status).toBe(200);
+    expect(await uuids(techB)).toEqual([made.uuid]);
+
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Renamed' } })).status).toBe(200);
+    expect((await window(techB)).body.data.visits[0].job.title).toBe('Renamed');
+
+    expect((await call(app, 'DELETE', `/api/v1/visits/${made.uuid}`, { key })).status).toBe(200);
+    expect(await uuids(techB)).toEqual([]);
+  });
+});
