@@ -1,13 +1,30 @@
 import type { Db } from '../../db/client.js';
 import { invalidField, validationError } from '../../errors.js';
-import { addDays, boundaryInstant, localDate } from '../../shared/wall-clock.js';
-import { liveUserIds, primaryTimeZone } from './availability.repository.js';
+import { addDays, boundaryInstant, localParts } from '../../shared/wall-clock.js';
+import { availabilityInputs } from './availability.repository.js';
 import { MAX_AVAILABILITY_DAYS, MAX_AVAILABILITY_USERS, type AvailabilityQuery, type AvailabilityResponse } from './availability.schemas.js';
 import { freeSlots, type Interval } from './free-slots.js';
-import { holdsInRange } from './holds.repository.js';
 
 const DEFAULT_TIME_ZONE = 'America/New_York';
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The working hours of one local date, as instants: computed through the zone rules (the Temporal
+ * polyfill, slow) once per zone, hours and date, then kept; a bounded number, the oldest dropped first.
+ */
+const workingDays = new Map<string, Interval>();
+const WORKING_DAYS_KEPT = 20_000;
+
+function workingDay(date: string, timeZone: string, dayStart: string, dayEnd: string): Interval {
+  const key = `${timeZone} ${dayStart} ${dayEnd} ${date}`;
+  let day = workingDays.get(key);
+  if (!day) {
+    day = { start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() };
+    if (workingDays.size >= WORKING_DAYS_KEPT) workingDays.delete(workingDays.keys().next().value!);
+    workingDays.set(key, day);
+  }
+  return day;
+}
 
 /**
  * The working hours of every local date that touches [from, to), as instants: each local date's day_start
@@ -16,16 +33,17 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export function workingWindows(from: Date, to: Date, timeZone: string, dayStart: string, dayEnd: string): Interval[] {
   const windows: Interval[] = [];
-  const last = localDate(to, timeZone);
-  for (let date = addDays(localDate(from, timeZone), -1); date <= last; date = addDays(date, 1)) {
-    windows.push({ start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() });
+  const last = localParts(to, timeZone).date;
+  for (let date = addDays(localParts(from, timeZone).date, -1); date <= last; date = addDays(date, 1)) {
+    windows.push(workingDay(date, timeZone, dayStart, dayEnd));
   }
   return windows;
 }
 
 /**
  * Free slots per user (DECISIONS §13): the working hours inside [from, to) minus every hold (live visits
- * that hold their users, and time off), read for all users in one query; the arithmetic is free-slots.ts.
+ * that hold their users, and time off). The users, the zone and all the holds come in one statement; the
+ * arithmetic is free-slots.ts.
  */
 export async function availability(db: Db, companyId: string, query: AvailabilityQuery): Promise<AvailabilityResponse> {
   if (query.to <= query.from) throw invalidField('to', 'must be after from');
@@ -33,25 +51,21 @@ export async function availability(db: Db, companyId: string, query: Availabilit
     throw invalidField('to', `must be at most ${MAX_AVAILABILITY_DAYS} days after from`, 'out_of_range');
   }
   if (query.day_end <= query.day_start) throw invalidField('day_end', 'must be later than day_start');
-  const found = await liveUserIds(db, companyId, query.user_ids, MAX_AVAILABILITY_USERS);
-  let userIds = found;
+  const inputs = await availabilityInputs(db, companyId, query.user_ids, MAX_AVAILABILITY_USERS, query.from, query.to);
+  let userIds = inputs.userIds;
   if (query.user_ids) {
-    const live = new Set(found);
+    const live = new Set(userIds);
     const missing = query.user_ids.filter((id) => !live.has(id));
     if (missing.length > 0) {
       throw validationError([{ field: 'user_ids', code: 'invalid_reference', message: `has ${missing.join(', ')}, not a user of this company` }], 'query');
     }
     userIds = query.user_ids;
   }
-  const timeZone = query.time_zone ?? (await primaryTimeZone(db, companyId)) ?? DEFAULT_TIME_ZONE;
+  const timeZone = query.time_zone ?? inputs.primaryTimeZone ?? DEFAULT_TIME_ZONE;
   const bounds = { start: query.from.getTime(), end: query.to.getTime() };
   const windows = workingWindows(query.from, query.to, timeZone, query.day_start, query.day_end);
   const busy = new Map<string, Interval[]>(userIds.map((id) => [id, []]));
-  if (userIds.length > 0) {
-    for (const hold of await holdsInRange(db, companyId, userIds, query.from, query.to)) {
-      busy.get(hold.userId)?.push({ start: hold.startsAt.getTime(), end: hold.endsAt.getTime() });
-    }
-  }
+  inputs.holdUserIds.forEach((userId, index) => busy.get(userId)?.push({ start: inputs.holdStarts[index], end: inputs.holdEnds[index] }));
   const minimum = query.duration_minutes * 60_000;
   return {
     availability: userIds.map((userId) => ({

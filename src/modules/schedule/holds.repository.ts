@@ -78,21 +78,3 @@ export function overlappingHolds(db: Db, companyId: string, userIds: readonly st
     .orderBy(asc(scheduleHolds.startsAt), asc(scheduleHolds.userId))
     .limit(100);
 }
-
-/**
- * Every hold of these users overlapping [from, to), in one query (availability): through the GiST index of
- * the exclusion constraint, ordered by user and start.
- */
-export function holdsInRange(db: Db, companyId: string, userIds: readonly string[], from: Date, to: Date) {
-  return db
-    .select({ userId: scheduleHolds.userId, startsAt: scheduleHolds.startsAt, endsAt: scheduleHolds.endsAt })
-    .from(scheduleHolds)
-    .where(
-      and(
-        eq(scheduleHolds.companyId, companyId),
-        inArray(scheduleHolds.userId, [...userIds]),
-        sql`tstzrange(${scheduleHolds.startsAt}, ${scheduleHolds.endsAt}) && tstzrange(${from.toISOString()}::timestamptz, ${to.toISOString()}::timestamptz)`,
-      ),
-    )
-    .orderBy(asc(scheduleHolds.userId), asc(scheduleHolds.startsAt));
-}
