@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { and, eq } from 'drizzle-orm';
+import { idempotencyKeys, scheduleHolds } from '../src/db/schema/index.js';
 import { OK_JSON_HEAD } from '../src/shared/envelope.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
@@ -17,6 +19,18 @@ const { app } = ctx;
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** The text of every statement sent through node-postgres from now on (until the mocks are restored). */
+function statementsSent(): string[] {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string };
+    sent.push(typeof config === 'string' ? config : (config?.text ?? ''));
+    return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
+  });
+  return sent;
+}
 
 /** The `data` JSON text of a success answer, as sent. */
 function dataText(raw: string): string {
@@ -62,13 +76,7 @@ describe("a technician's window in PostgreSQL's JSON", () => {
     const created: string[] = [];
     for (const body of bodies) created.push((await createVia(app, key, '/visits', { job_uuid: job.uuid, ...body })).uuid);
 
-    const sent: string[] = [];
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string };
-      sent.push(typeof config === 'string' ? config : (config?.text ?? ''));
-      return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
-    });
+    const sent = statementsSent();
     const list = await call(app, 'GET', windowPath(techA, '2026-03-01T00:00:00Z', '2026-12-01T00:00:00Z'), { key });
     expect(list.status, list.raw.body).toBe(200);
     // On PostgreSQL the page is the one statement on visit_assignees (PGlite answers through its own client).
@@ -127,5 +135,57 @@ describe("a technician's window in PostgreSQL's JSON", () => {
 
     expect((await call(app, 'DELETE', `/api/v1/visits/${made.uuid}`, { key })).status).toBe(200);
     expect(await uuids(techB)).toEqual([]);
+  });
+
+  it('books a visit in one statement: its answer, GET, created event, kept key answer and holds agree', async () => {
+    const { key, job, techA, techB } = await setup();
+    const body = {
+      job_uuid: job.uuid,
+      time_zone: 'America/New_York',
+      local_date: '2026-11-01',
+      local_start_time: '01:30',
+      local_end_time: '03:00',
+      assigned_user_ids: [techB, techA],
+      title: 'Tune "up"',
+      arrival_window_minutes: 30,
+      status: 'Dispatched',
+    };
+    // The job's first open visit moves it to Scheduled (a transaction with the job's change); later ones leave it.
+    await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2026-10-01T14:00:00Z', ends_at: '2026-10-01T15:00:00Z' });
+    const sent = statementsSent();
+    const created = await call(app, 'POST', '/api/v1/visits', { key, body, headers: { 'idempotency-key': 'book-1' } });
+    expect(created.status, created.raw.body).toBe(200);
+    // On PostgreSQL: one read and one write, no transaction of several statements.
+    if (ctx.databaseUrl) {
+      expect(sent.some((text) => /^begin/i.test(text))).toBe(false);
+      const writes = sent.filter((text) => text.includes('insert into "visits"'));
+      expect(writes).toHaveLength(1);
+      expect(writes[0]).toContain('insert into "schedule_holds"');
+    }
+    vi.restoreAllMocks();
+    const uuid = created.body.data.uuid;
+    expect(created.body.data).toMatchObject({ starts_at: '2026-11-01T05:30:00.000Z', ends_at: '2026-11-01T08:00:00.000Z', status: 'Dispatched' });
+    expect(created.body.data.dispatched_at).toBe(created.body.data.created_at);
+    const got = await call(app, 'GET', `/api/v1/visits/${uuid}`, { key });
+    expect(got.raw.body).toBe(created.raw.body);
+    expect(got.headers.etag).toBe(created.headers.etag);
+    const feed = await call(app, 'GET', `/api/v1/events?object_uuid=${uuid}`, { key });
+    expect(feed.body.data.events.map((event: { type: string }) => event.type)).toEqual(['visit.created']);
+    expect(JSON.stringify(feed.body.data.events[0].data.object)).toBe(dataText(got.raw.body));
+    const [kept] = await ctx.database.db
+      .select({ body: idempotencyKeys.responseBody, record: idempotencyKeys.recordUuid })
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.key, 'book-1'));
+    expect(kept).toEqual({ body: created.raw.body, record: uuid });
+    const replay = await call(app, 'POST', '/api/v1/visits', { key, body, headers: { 'idempotency-key': 'book-1' } });
+    expect(replay.raw.body).toBe(created.raw.body);
+    const held = await ctx.database.db.select({ userId: scheduleHolds.userId }).from(scheduleHolds).where(and(eq(scheduleHolds.visitUuid, uuid)));
+    expect(held.map((hold) => hold.userId).sort()).toEqual([techA, techB].sort());
+    // The same users at an overlapping time: 409, and nothing written.
+    const clash = await call(app, 'POST', '/api/v1/visits', { key, body: { ...body, local_start_time: '02:00', local_end_time: '04:00', assigned_user_ids: [techA] } });
+    expect(clash.status).toBe(409);
+    expect(clash.body.error.conflicts).toEqual([{ user_id: techA, visit_uuid: uuid, starts_at: '2026-11-01T05:30:00.000Z', ends_at: '2026-11-01T08:00:00.000Z' }]);
+    const listed = await call(app, 'GET', `/api/v1/visits?job_uuid=${job.uuid}`, { key });
+    expect(listed.body.data.visits.map((item: { uuid: string }) => item.uuid)).toHaveLength(2);
   });
 });

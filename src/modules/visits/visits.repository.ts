@@ -5,6 +5,8 @@ import { countRows, insertRow, listOrder, paginate, scoped, syncFilter, updateRo
 import { prepared, queryRows } from '../../db/perf/prepared.js';
 import { MAX_VISIT_MS } from './visit-times.js';
 import type { ListVisitsQuery } from './visits.schemas.js';
+import type { CreateGuard } from '../changes/changes.repository.js';
+import { insertHoldsSql } from '../schedule/holds.repository.js';
 
 export type VisitRow = typeof visits.$inferSelect;
 export type VisitInsert = typeof visits.$inferInsert;
@@ -244,24 +246,87 @@ export function updateVisit(db: Db, companyId: string, uuid: string, values: Par
   return updateRow(db, visits, companyId, uuid, { ...values, sequence: sql`${visits.sequence} + 1` as never }, options);
 }
 
-/** The job a visit is created for: locked, its status, and the time zone of its location or else the primary location. */
+/**
+ * The time zone of a job's location, else of the company's primary location (live ones only), for the job
+ * row `job`: the default time zone of its visits.
+ */
+function defaultZoneOf(companyId: SQL, locationUuid: SQL): SQL {
+  return sql`(select l.timezone from ${locations} l
+    where l.company_id = ${companyId} and l.deleted_at is null and (l.uuid = ${locationUuid} or l.is_primary)
+    order by l.uuid = ${locationUuid} desc limit 1)`;
+}
+
+/** The default time zone of a visit of a job at this location (defaultZoneOf), or null. */
 export async function jobTimeZone(db: Db, companyId: string, locationUuid: string | null): Promise<string | null> {
-  const statement = prepared(db, 'visit_default_time_zone', () =>
-    db
-      .select({ timezone: locations.timezone })
-      .from(locations)
-      .where(
-        and(
-          eq(locations.companyId, sql.placeholder('companyId')),
-          isNull(locations.deletedAt),
-          sql`(${locations.uuid} = ${sql.placeholder('locationUuid')}::uuid or ${locations.isPrimary})`,
-        ),
-      )
-      .orderBy(sql`${locations.uuid} = ${sql.placeholder('locationUuid')}::uuid desc`)
-      .limit(1),
+  const rows = await queryRows<{ timezone: string | null }>(
+    db,
+    'visit_default_time_zone',
+    () => sql`select ${defaultZoneOf(sql`${sql.placeholder('companyId')}::uuid`, sql`${sql.placeholder('locationUuid')}::uuid`)} as timezone`,
+    { companyId, locationUuid },
   );
-  const rows = (await statement.execute({ companyId, locationUuid })) as Array<{ timezone: string }>;
   return rows[0]?.timezone ?? null;
+}
+
+/** What a visit's booking reads first: its job (with its version), the job's default time zone, the users. */
+export interface BookingInputs {
+  job: VisitWithRelations['job'] & { version: string };
+  timeZone: string | null;
+  /** The live users of the company among those asked. */
+  users: VisitUser[];
+}
+
+/** The job (live, else null), its default time zone and the live users among `userIds`: one prepared statement. */
+export async function bookingInputs(db: Db, companyId: string, jobUuid: string, userIds: readonly string[]): Promise<BookingInputs | null> {
+  const [row] = await queryRows<{
+    uuid: string;
+    title: string;
+    status: JobStatus;
+    customer_uuid: string;
+    location_uuid: string | null;
+    version: string;
+    time_zone: string | null;
+    users: VisitUser[] | string;
+  }>(
+    db,
+    'visit_booking_inputs',
+    () => sql`select job.uuid, job.title, job.status, job.customer_uuid, job.location_uuid, job.xmin::text as version,
+        ${defaultZoneOf(sql`job.company_id`, sql`job.location_uuid`)} as time_zone,
+        (select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name)), '[]'::json)
+          from ${users} u where u.company_id = job.company_id and u.id = any(${sql.placeholder('userIds')}::uuid[]) and u.deleted_at is null) as users
+      from ${jobs} job
+      where job.company_id = ${sql.placeholder('companyId')}::uuid and job.uuid = ${sql.placeholder('jobUuid')}::uuid and job.deleted_at is null`,
+    { companyId, jobUuid, userIds: [...userIds] },
+  );
+  if (!row) return null;
+  return {
+    job: { uuid: row.uuid, title: row.title, status: row.status, customerUuid: row.customer_uuid, locationUuid: row.location_uuid, version: row.version },
+    timeZone: row.time_zone,
+    // PGlite and node-postgres both parse json; a string would be a driver that does not.
+    users: typeof row.users === 'string' ? (JSON.parse(row.users) as VisitUser[]) : row.users,
+  };
+}
+
+/**
+ * The checks and writes a booking's statement (createCheckedRecord) adds around the visit's row: the job
+ * locked FOR SHARE (a job delete, which cancels its visits, waits for the booking or the booking for it)
+ * and still the version read, every user still live, and the holds (insertHoldsSql's parameters in
+ * `holds`) written with the visit, under the exclusion constraint.
+ */
+export function bookingGuard(companyId: string, job: { uuid: string; version: string }, userIds: readonly string[], holds: Record<string, unknown> | null): CreateGuard {
+  return {
+    name: holds ? 'booking_held' : 'booking',
+    before: sql`job as (
+        select 1 from ${jobs} job where job.company_id = ${sql.placeholder('bookCompany')}::uuid and job.uuid = ${sql.placeholder('bookJob')}::uuid
+          and job.deleted_at is null and job.xmin = ${sql.placeholder('bookJobVersion')}::xid
+        for share
+      ), ready as (
+        select 1 from job where (select count(*) from ${users} u where u.company_id = ${sql.placeholder('bookCompany')}::uuid
+          and u.id = any(${sql.placeholder('bookUsers')}::uuid[]) and u.deleted_at is null) = cardinality(${sql.placeholder('bookUsers')}::uuid[])
+      )`,
+    source: sql`from ready`,
+    after: holds ? sql`holds as (${insertHoldsSql(sql`where exists (select 1 from inserted)`)})` : undefined,
+    params: { bookCompany: companyId, bookJob: job.uuid, bookJobVersion: job.version, bookUsers: [...userIds], ...holds },
+  };
 }
 
 /** The live users of the company among `ids`: id and names. */
