@@ -9,6 +9,9 @@ CREATE TABLE "visit_assignees" (
 --> statement-breakpoint
 ALTER TABLE "visit_assignees" ADD CONSTRAINT "visit_assignees_company_id_visit_uuid_visits_company_id_uuid_fk" FOREIGN KEY ("company_id","visit_uuid") REFERENCES "public"."visits"("company_id","uuid") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "visit_assignees_window_idx" ON "visit_assignees" USING btree ("company_id","user_id","starts_at","visit_uuid","ends_at");--> statement-breakpoint
+CREATE INDEX "schedule_holds_visit_window_idx" ON "schedule_holds" USING btree ("company_id","user_id","starts_at","ends_at") WHERE "schedule_holds"."visit_uuid" is not null;--> statement-breakpoint
+CREATE INDEX "schedule_holds_time_off_window_idx" ON "schedule_holds" USING btree ("company_id","user_id","ends_at","starts_at") WHERE "schedule_holds"."time_off_uuid" is not null;
+--> statement-breakpoint
 -- visit_assignees follows visits: one row per assigned user of each live visit, rewritten when the users, the
 -- times or deleted_at change. The trigger is its only writer, so no write path of a visit can forget it.
 CREATE OR REPLACE FUNCTION sync_visit_assignees() RETURNS trigger LANGUAGE plpgsql AS $$

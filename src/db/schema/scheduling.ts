@@ -110,6 +110,10 @@ export const scheduleHolds = pgTable(
     foreignKey({ columns: [table.companyId, table.timeOffUuid], foreignColumns: [timeOff.companyId, timeOff.uuid] }).onDelete('cascade'),
     index('schedule_holds_visit_idx').on(table.companyId, table.visitUuid).where(sql`${table.visitUuid} is not null`),
     index('schedule_holds_time_off_idx').on(table.companyId, table.timeOffUuid).where(sql`${table.timeOffUuid} is not null`),
+    // Availability's reads, index only (the exclusion constraint's GiST index is slow to search by user): a
+    // visit's holds by start (a visit lasts at most 24 hours, so a range bounds starts_at), time off by end.
+    index('schedule_holds_visit_window_idx').on(table.companyId, table.userId, table.startsAt, table.endsAt).where(sql`${table.visitUuid} is not null`),
+    index('schedule_holds_time_off_window_idx').on(table.companyId, table.userId, table.endsAt, table.startsAt).where(sql`${table.timeOffUuid} is not null`),
     check('schedule_holds_one_owner_check', sql`(${table.visitUuid} is null) <> (${table.timeOffUuid} is null)`),
     check('schedule_holds_interval_check', sql`${table.endsAt} > ${table.startsAt}`),
   ],

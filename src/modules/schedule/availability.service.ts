@@ -9,36 +9,32 @@ const DEFAULT_TIME_ZONE = 'America/New_York';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The working hours of one local date, as instants: computed through the zone rules (the Temporal
- * polyfill, slow) once per zone, hours and date, then kept; a bounded number, the oldest dropped first.
- */
-const workingDays = new Map<string, Interval>();
-const WORKING_DAYS_KEPT = 20_000;
-
-function workingDay(date: string, timeZone: string, dayStart: string, dayEnd: string): Interval {
-  const key = `${timeZone} ${dayStart} ${dayEnd} ${date}`;
-  let day = workingDays.get(key);
-  if (!day) {
-    day = { start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() };
-    if (workingDays.size >= WORKING_DAYS_KEPT) workingDays.delete(workingDays.keys().next().value!);
-    workingDays.set(key, day);
-  }
-  return day;
-}
-
-/**
  * The working hours of every local date that touches [from, to), as instants: each local date's day_start
  * to day_end in the zone, so a day of 23 or 25 hours keeps its wall-clock hours. A boundary the zone
  * skips moves forward by the gap; a repeated one is its first occurrence.
  */
-export function workingWindows(from: Date, to: Date, timeZone: string, dayStart: string, dayEnd: string): Interval[] {
-  const windows: Interval[] = [];
+export function workingWindows(from: Date, to: Date, timeZone: string, dayStart: string, dayEnd: string): readonly Interval[] {
+  const first = addDays(localParts(from, timeZone).date, -1);
   const last = localParts(to, timeZone).date;
-  for (let date = addDays(localParts(from, timeZone).date, -1); date <= last; date = addDays(date, 1)) {
-    windows.push(workingDay(date, timeZone, dayStart, dayEnd));
+  const key = `${timeZone} ${dayStart} ${dayEnd} ${first} ${last}`;
+  const known = windowsKept.get(key);
+  if (known) return known;
+  const windows: Interval[] = [];
+  for (let date = first; date <= last; date = addDays(date, 1)) {
+    windows.push({ start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() });
   }
+  if (windowsKept.size >= WINDOWS_KEPT) windowsKept.delete(windowsKept.keys().next().value!);
+  windowsKept.set(key, windows);
   return windows;
 }
+
+/**
+ * Working windows go through the zone rules (the Temporal polyfill, slow) once per zone, hours and range
+ * of local dates, then are kept (never changed: freeSlots makes new intervals); a bounded number, the
+ * oldest dropped first.
+ */
+const windowsKept = new Map<string, readonly Interval[]>();
+const WINDOWS_KEPT = 5_000;
 
 /**
  * Free slots per user (DECISIONS §13): the working hours inside [from, to) minus every hold (live visits
@@ -65,15 +61,22 @@ export async function availability(db: Db, companyId: string, query: Availabilit
   const bounds = { start: query.from.getTime(), end: query.to.getTime() };
   const windows = workingWindows(query.from, query.to, timeZone, query.day_start, query.day_end);
   const busy = new Map<string, Interval[]>(userIds.map((id) => [id, []]));
-  inputs.holdUserIds.forEach((userId, index) => busy.get(userId)?.push({ start: inputs.holdStarts[index], end: inputs.holdEnds[index] }));
+  for (const hold of inputs.holds) busy.get(hold.userId)?.push({ start: hold.start, end: hold.end });
   const minimum = query.duration_minutes * 60_000;
+  // Users share most slot boundaries (the working hours): each instant's text is made once.
+  const texts = new Map<number, string>();
+  const text = (instant: number) => {
+    let known = texts.get(instant);
+    if (known === undefined) {
+      known = new Date(instant).toISOString();
+      texts.set(instant, known);
+    }
+    return known;
+  };
   return {
     availability: userIds.map((userId) => ({
       user_id: userId,
-      slots: freeSlots(windows, busy.get(userId) ?? [], bounds, minimum).map((slot) => ({
-        starts_at: new Date(slot.start).toISOString(),
-        ends_at: new Date(slot.end).toISOString(),
-      })),
+      slots: freeSlots(windows, busy.get(userId) ?? [], bounds, minimum).map((slot) => ({ starts_at: text(slot.start), ends_at: text(slot.end) })),
     })),
   };
 }
