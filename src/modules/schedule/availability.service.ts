@@ -14,11 +14,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * skips moves forward by the gap; a repeated one is its first occurrence.
  */
 export function workingWindows(from: Date, to: Date, timeZone: string, dayStart: string, dayEnd: string): readonly Interval[] {
-  const first = addDays(localParts(from, timeZone).date, -1);
-  const last = localParts(to, timeZone).date;
-  const key = `${timeZone} ${dayStart} ${dayEnd} ${first} ${last}`;
+  // The local dates are a function of the instants and the zone: the instants key the windows.
+  const key = `${timeZone} ${dayStart} ${dayEnd} ${from.getTime()} ${to.getTime()}`;
   const known = windowsKept.get(key);
   if (known) return known;
+  const first = addDays(localParts(from, timeZone).date, -1);
+  const last = localParts(to, timeZone).date;
   const windows: Interval[] = [];
   for (let date = first; date <= last; date = addDays(date, 1)) {
     windows.push({ start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() });
@@ -29,8 +30,8 @@ export function workingWindows(from: Date, to: Date, timeZone: string, dayStart:
 }
 
 /**
- * Working windows go through the zone rules (the Temporal polyfill, slow) once per zone, hours and range
- * of local dates, then are kept (never changed: freeSlots makes new intervals); a bounded number, the
+ * Working windows go through the zone rules (the Temporal polyfill, slow) once per zone, hours and range,
+ * then are kept (never changed: freeSlots makes new intervals); a bounded number, the
  * oldest dropped first.
  */
 const windowsKept = new Map<string, readonly Interval[]>();
