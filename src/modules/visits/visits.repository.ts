@@ -247,8 +247,8 @@ export function updateVisit(db: Db, companyId: string, uuid: string, values: Par
 }
 
 /**
- * The time zone of a job's location, else of the company's primary location (live ones only), for the job
- * row `job`: the default time zone of its visits.
+ * The default time zone of a job's visits: its location's, else the company's primary location's (live
+ * locations only), as a scalar subquery over the given company and location expressions.
  */
 function defaultZoneOf(companyId: SQL, locationUuid: SQL): SQL {
   return sql`(select l.timezone from ${locations} l
