@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { idempotencyKeys, scheduleHolds } from '../src/db/schema/index.js';
+import { idempotencyKeys, scheduleHolds, users } from '../src/db/schema/index.js';
 import { OK_JSON_HEAD } from '../src/shared/envelope.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
@@ -187,5 +187,37 @@ describe("a technician's window in PostgreSQL's JSON", () => {
     expect(clash.body.error.conflicts).toEqual([{ user_id: techA, visit_uuid: uuid, starts_at: '2026-11-01T05:30:00.000Z', ends_at: '2026-11-01T08:00:00.000Z' }]);
     const listed = await call(app, 'GET', `/api/v1/visits?job_uuid=${job.uuid}`, { key });
     expect(listed.body.data.visits.map((item: { uuid: string }) => item.uuid)).toHaveLength(2);
+  });
+
+  it('books with what an earlier booking read only while the job, the users and the default zone are unchanged', async () => {
+    const { key, job, techA } = await setup();
+    const location = await createVia(app, key, '/locations', { name: 'Depot', address1: '1 Main St', city: 'Austin', state: 'TX', zip: '78701', timezone: 'America/Chicago', is_primary: true });
+    let hour = 8;
+    const book = () => {
+      hour += 1;
+      return call(app, 'POST', '/api/v1/visits', { key, body: { job_uuid: job.uuid, starts_at: `2026-09-01T${String(hour).padStart(2, '0')}:00:00Z`, ends_at: `2026-09-01T${String(hour).padStart(2, '0')}:30:00Z`, assigned_user_ids: [techA] } });
+    };
+    // The first moves the job to Scheduled; the second reads and keeps what the third then uses.
+    expect((await book()).status).toBe(200);
+    expect((await book()).status).toBe(200);
+    const sent = statementsSent();
+    const third = await book();
+    expect(third.status).toBe(200);
+    // Everything it needed was kept: the statement is the only one (besides the background work's).
+    if (ctx.databaseUrl) expect(sent.filter((text) => !/usage_counters|last_used_at|webhook_deliveries where/.test(text))).toHaveLength(1);
+    vi.restoreAllMocks();
+
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Renamed job' } })).status).toBe(200);
+    expect((await book()).body.data.job.title).toBe('Renamed job');
+    await ctx.database.db.update(users).set({ firstName: 'Renamed' }).where(eq(users.uuid, techA));
+    expect((await book()).body.data.assigned_users[0].first_name).toBe('Renamed');
+    expect((await call(app, 'PATCH', `/api/v1/locations/${location.uuid}`, { key, body: { timezone: 'Asia/Tokyo' } })).status).toBe(200);
+    const tokyo = await book();
+    expect(tokyo.body.data.time_zone).toBe('Asia/Tokyo');
+    expect(dataText((await call(app, 'GET', `/api/v1/visits/${tokyo.body.data.uuid}`, { key })).raw.body)).toBe(dataText(tokyo.raw.body));
+    // A deleted job is refused even when it was kept.
+    expect((await call(app, 'DELETE', `/api/v1/jobs/${job.uuid}`, { key })).status).toBe(200);
+    const gone = await book();
+    expect(gone.status).toBe(400);
   });
 });

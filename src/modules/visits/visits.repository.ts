@@ -267,12 +267,15 @@ export async function jobTimeZone(db: Db, companyId: string, locationUuid: strin
   return rows[0]?.timezone ?? null;
 }
 
-/** What a visit's booking reads first: its job (with its version), the job's default time zone, the users. */
+/** A user as a booking reads it: the embed's fields and the row's version (xmin). */
+export type VersionedUser = VisitUser & { version: string };
+
+/** What a visit's booking reads: its job (with its version), the job's default time zone, the users. */
 export interface BookingInputs {
   job: VisitWithRelations['job'] & { version: string };
   timeZone: string | null;
   /** The live users of the company among those asked. */
-  users: VisitUser[];
+  users: VersionedUser[];
 }
 
 /** The job (live, else null), its default time zone and the live users among `userIds`: one prepared statement. */
@@ -285,13 +288,13 @@ export async function bookingInputs(db: Db, companyId: string, jobUuid: string, 
     location_uuid: string | null;
     version: string;
     time_zone: string | null;
-    users: VisitUser[] | string;
+    users: VersionedUser[] | string;
   }>(
     db,
     'visit_booking_inputs',
     () => sql`select job.uuid, job.title, job.status, job.customer_uuid, job.location_uuid, job.xmin::text as version,
         ${defaultZoneOf(sql`job.company_id`, sql`job.location_uuid`)} as time_zone,
-        (select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name)), '[]'::json)
+        (select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name, 'version', u.xmin::text)), '[]'::json)
           from ${users} u where u.company_id = job.company_id and u.id = any(${sql.placeholder('userIds')}::uuid[]) and u.deleted_at is null) as users
       from ${jobs} job
       where job.company_id = ${sql.placeholder('companyId')}::uuid and job.uuid = ${sql.placeholder('jobUuid')}::uuid and job.deleted_at is null`,
@@ -302,30 +305,52 @@ export async function bookingInputs(db: Db, companyId: string, jobUuid: string, 
     job: { uuid: row.uuid, title: row.title, status: row.status, customerUuid: row.customer_uuid, locationUuid: row.location_uuid, version: row.version },
     timeZone: row.time_zone,
     // PGlite and node-postgres both parse json; a string would be a driver that does not.
-    users: typeof row.users === 'string' ? (JSON.parse(row.users) as VisitUser[]) : row.users,
+    users: typeof row.users === 'string' ? (JSON.parse(row.users) as VersionedUser[]) : row.users,
   };
 }
 
 /**
- * The checks and writes a booking's statement (createCheckedRecord) adds around the visit's row: the job
- * locked FOR SHARE (a job delete, which cancels its visits, waits for the booking or the booking for it)
- * and still the version read, every user still live, and the holds (insertHoldsSql's parameters in
- * `holds`) written with the visit, under the exclusion constraint.
+ * The checks and writes a booking's statement (createCheckedRecord) adds around the visit's row, so that
+ * what the booking read (perhaps kept from an earlier booking) is what it writes with: the job locked FOR
+ * SHARE (a job delete, which cancels its visits, waits for the booking or the booking for it) and still the
+ * version read; each user live and still the version read; when the visit takes the job's default time
+ * zone, still that zone. Then the holds (insertHoldsSql's parameters in `holds`) are written with the
+ * visit, under the exclusion constraint.
  */
-export function bookingGuard(companyId: string, job: { uuid: string; version: string }, userIds: readonly string[], holds: Record<string, unknown> | null): CreateGuard {
+export function bookingGuard(
+  companyId: string,
+  inputs: BookingInputs,
+  usedDefaultZone: boolean,
+  assigned: readonly VersionedUser[],
+  holds: Record<string, unknown> | null,
+): CreateGuard {
+  const company = sql`${sql.placeholder('bookCompany')}::uuid`;
   return {
     name: holds ? 'booking_held' : 'booking',
     before: sql`job as (
-        select 1 from ${jobs} job where job.company_id = ${sql.placeholder('bookCompany')}::uuid and job.uuid = ${sql.placeholder('bookJob')}::uuid
+        select job.company_id, job.location_uuid from ${jobs} job where job.company_id = ${company} and job.uuid = ${sql.placeholder('bookJob')}::uuid
           and job.deleted_at is null and job.xmin = ${sql.placeholder('bookJobVersion')}::xid
         for share
       ), ready as (
-        select 1 from job where (select count(*) from ${users} u where u.company_id = ${sql.placeholder('bookCompany')}::uuid
-          and u.id = any(${sql.placeholder('bookUsers')}::uuid[]) and u.deleted_at is null) = cardinality(${sql.placeholder('bookUsers')}::uuid[])
+        select 1 from job
+        where (select count(*) from unnest(${sql.placeholder('bookUsers')}::uuid[], ${sql.placeholder('bookUserVersions')}::xid[]) as asked(id, version)
+            join ${users} u on u.company_id = ${company} and u.id = asked.id and u.xmin = asked.version and u.deleted_at is null
+          ) = cardinality(${sql.placeholder('bookUsers')}::uuid[])
+          and (not ${sql.placeholder('bookDefaultZone')}::boolean
+            or ${defaultZoneOf(sql`job.company_id`, sql`job.location_uuid`)} is not distinct from ${sql.placeholder('bookZone')}::text)
       )`,
     source: sql`from ready`,
     after: holds ? sql`holds as (${insertHoldsSql(sql`where exists (select 1 from inserted)`)})` : undefined,
-    params: { bookCompany: companyId, bookJob: job.uuid, bookJobVersion: job.version, bookUsers: [...userIds], ...holds },
+    params: {
+      bookCompany: companyId,
+      bookJob: inputs.job.uuid,
+      bookJobVersion: inputs.job.version,
+      bookUsers: assigned.map((user) => user.id),
+      bookUserVersions: assigned.map((user) => user.version),
+      bookDefaultZone: usedDefaultZone,
+      bookZone: inputs.timeZone,
+      ...holds,
+    },
   };
 }
 

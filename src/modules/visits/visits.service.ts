@@ -12,6 +12,7 @@ import { lockJobWithRelations, updateJob } from '../jobs/jobs.repository.js';
 import { guardHolds, removeHolder, type HoldWriter } from '../schedule/schedule-holds.js';
 import { FINAL_STATUSES, statusStamp, visitStatusChange } from './visit-status.js';
 import { requestedInterval, type Interval } from './visit-times.js';
+import { keptBookingInputs, readBookingInputs } from './booking-inputs.js';
 import { toVisitResponse } from './visits.mapper.js';
 import * as repository from './visits.repository.js';
 import type { CreateVisitBody, ListVisitsQuery, UpdateVisitBody, VisitResponse } from './visits.schemas.js';
@@ -89,14 +90,15 @@ function newVisitValues(companyId: string, uuid: string, body: CreateVisitBody, 
   };
 }
 
-/** How many times a booking is tried again when its job or users changed between its read and its write. */
+/** How many times a booking is tried again when its job, users or zone changed between its read and its write. */
 const BOOKING_ATTEMPTS = 20;
 
 /**
- * A visit create. The usual one, which leaves its job as it is, is one read (the job, its default zone,
- * the users) and one statement (createCheckedRecord: the visit, its holds under the exclusion constraint,
- * its event and a keyed request's key, written only if the job and the users are still as read). A visit
- * that moves its job to Scheduled is written in a transaction with the job's change (createMovingJob).
+ * A visit create. The usual one, which leaves its job as it is, is one statement (createCheckedRecord: the
+ * visit, its holds under the exclusion constraint, its event and a keyed request's key) after what it needs
+ * to know (the job, its default zone, the users), which an earlier booking may have kept (booking-inputs.ts):
+ * the statement writes only if they are still as read, else the booking reads them afresh and starts over.
+ * A visit that moves its job to Scheduled is written in a transaction with the job's change (createMovingJob).
  */
 async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<VisitResponse> {
   const uuid = uuidv7();
@@ -105,9 +107,14 @@ async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<Visi
   checkDistinct(userIds);
   return guardHolds(db, companyId, async (holds) => {
     for (let attempt = 1; ; attempt++) {
-      const inputs = await repository.bookingInputs(db, companyId, body.job_uuid, userIds);
+      const kept = attempt === 1 ? keptBookingInputs(companyId, body.job_uuid, userIds) : undefined;
+      const inputs = kept ?? (await readBookingInputs(db, companyId, body.job_uuid, userIds));
       if (!inputs) throw missingReference('job_uuid');
-      if (schedulesJob(body.status ?? 'Scheduled', inputs.job.status)) return createMovingJob(db, actor, body, uuid, holds);
+      if (schedulesJob(body.status ?? 'Scheduled', inputs.job.status)) {
+        // A kept status may be older than the job's move to Scheduled: only a fresh one sends the booking there.
+        if (kept) continue;
+        return createMovingJob(db, actor, body, uuid, holds);
+      }
       const timeZone = body.time_zone ?? inputs.timeZone ?? DEFAULT_TIME_ZONE;
       const interval = requestedInterval(body, timeZone, { required: true })!;
       checkLive(userIds, inputs.users);
@@ -115,7 +122,7 @@ async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<Visi
       const row = newRow<repository.VisitRow>(visits, newVisitValues(companyId, uuid, body, timeZone, interval, now), now);
       const record = toVisitResponse({ visit: row, job: inputs.job, users: inputs.users });
       const held = holdsUsers(row) ? holds.claim(companyId, { owner: { visitUuid: uuid }, users: heldUsers(userIds), ...interval, fresh: true }) : null;
-      const guard = repository.bookingGuard(companyId, inputs.job, userIds, held);
+      const guard = repository.bookingGuard(companyId, inputs, body.time_zone === undefined, inputs.users, held);
       if (await createCheckedRecord(db, actor, 'visit', row, record, guard)) return record;
       if (attempt >= BOOKING_ATTEMPTS) throw new Error(`The job ${body.job_uuid} kept changing under ${BOOKING_ATTEMPTS} attempts to book a visit`);
     }
