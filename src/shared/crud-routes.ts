@@ -13,10 +13,10 @@ import { z } from 'zod';
 import type { Db } from '../db/client.js';
 import { actorOf, type Actor, type Addon } from '../auth/principal.js';
 import type { Scope, ScopeArea } from '../auth/scopes.js';
-import { errorResponses, listSchema, MessageSchema, ok, okSchema } from './envelope.js';
+import { errorResponses, listSchema, MessageSchema, ok, okJson, okSchema, sendJson } from './envelope.js';
 import { UUID_PATTERN, uuidString } from './formats.js';
 import { registerFastValidator } from './validation.js';
-import { GetQuery, type Page } from './list-query.js';
+import { GetQuery, type JsonPage, type Page } from './list-query.js';
 import { SECURITY } from './openapi.js';
 
 /**
@@ -25,6 +25,11 @@ import { SECURITY } from './openapi.js';
  */
 export interface CrudService<TItem, TRecord, TCreate, TUpdate, TListQuery, TCreated extends TRecord = TRecord> {
   list(db: Db, companyId: string, query: TListQuery): Promise<Page<TItem>>;
+  /**
+   * The page as JSON text when the service reads this query's page so (a hot list shape), else null: it
+   * is answered as it comes, with no item parsed or serialized in Node. Other queries go to list.
+   */
+  listJson?(db: Db, companyId: string, query: TListQuery): Promise<JsonPage | null>;
   get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<TRecord>;
   create(db: Db, actor: Actor, body: TCreate): Promise<TCreated>;
   update(db: Db, actor: Actor, uuid: string, body: TUpdate): Promise<TRecord>;
@@ -157,7 +162,9 @@ export function crudRoutes<
       const route: Route<typeof schema> = {
         config: readConfig,
         schema,
-        handler: async (request) => {
+        handler: async (request, reply) => {
+          const json = await service.listJson?.(db(), request.principal.companyId, request.query);
+          if (json) return sendJson(reply, okJson(`{${JSON.stringify(plural)}:${json.itemsJson},"pagination":${JSON.stringify(json.pagination)}}`));
           const page = await service.list(db(), request.principal.companyId, request.query);
           return ok({ [plural]: page.items, pagination: page.pagination });
         },

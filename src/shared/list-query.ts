@@ -62,6 +62,12 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
+/** A page whose items are already one JSON array text, read so from the database (db/perf/api-rows.ts). */
+export interface JsonPage {
+  itemsJson: string;
+  pagination: Pagination;
+}
+
 /** The page with each item mapped (a row to its API form). */
 export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
   return { items: page.items.map((item) => map(item)), pagination: page.pagination };

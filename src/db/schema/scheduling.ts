@@ -45,6 +45,28 @@ export const visits = pgTable(
   ],
 );
 
+/**
+ * One row per user of each live visit, whatever its status: a technician's visits as an index range
+ * (company, user, starts_at), which the GIN index on the array cannot give in start order. Written only
+ * by the visit_assignees_sync trigger on visits (migration 0018), so every write of a visit keeps it.
+ */
+export const visitAssignees = pgTable(
+  'visit_assignees',
+  {
+    companyId: uuid('company_id').notNull(),
+    visitUuid: uuid('visit_uuid').notNull(),
+    userId: uuid('user_id').notNull(),
+    startsAt: timestamptz('starts_at').notNull(),
+    endsAt: timestamptz('ends_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.companyId, table.visitUuid, table.userId] }),
+    foreignKey({ columns: [table.companyId, table.visitUuid], foreignColumns: [visits.companyId, visits.uuid] }).onDelete('cascade'),
+    // A technician's window in start order; ends_at too, so the window and its count read the index only.
+    index('visit_assignees_window_idx').on(table.companyId, table.userId, table.startsAt, table.visitUuid, table.endsAt),
+  ],
+);
+
 /** A user's time off: it holds its user as a visit does. */
 export const timeOff = pgTable(
   'time_off',
@@ -88,6 +110,10 @@ export const scheduleHolds = pgTable(
     foreignKey({ columns: [table.companyId, table.timeOffUuid], foreignColumns: [timeOff.companyId, timeOff.uuid] }).onDelete('cascade'),
     index('schedule_holds_visit_idx').on(table.companyId, table.visitUuid).where(sql`${table.visitUuid} is not null`),
     index('schedule_holds_time_off_idx').on(table.companyId, table.timeOffUuid).where(sql`${table.timeOffUuid} is not null`),
+    // Availability's reads, index only (the exclusion constraint's GiST index is slow to search by user): a
+    // visit's holds by start (a visit lasts at most 24 hours, so a range bounds starts_at), time off by end.
+    index('schedule_holds_visit_window_idx').on(table.companyId, table.userId, table.startsAt, table.endsAt).where(sql`${table.visitUuid} is not null`),
+    index('schedule_holds_time_off_window_idx').on(table.companyId, table.userId, table.endsAt, table.startsAt).where(sql`${table.timeOffUuid} is not null`),
     check('schedule_holds_one_owner_check', sql`(${table.visitUuid} is null) <> (${table.timeOffUuid} is null)`),
     check('schedule_holds_interval_check', sql`${table.endsAt} > ${table.startsAt}`),
   ],

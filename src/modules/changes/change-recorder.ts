@@ -14,6 +14,7 @@ import {
   insertEventsWithDeliveries,
   insertRecordWithEvent,
   updateRecordWithEvent,
+  type CreateGuard,
   type NewEvent,
 } from './changes.repository.js';
 
@@ -346,22 +347,41 @@ export async function createRecord<K extends ObjectType>(
 ): Promise<RecordedObjects[K]> {
   const definition = definitionOf(type);
   if (!definition.fromRow) throw new Error(`The ${type} records have no fromRow: they cannot be created in one statement`);
-  const row = newRow<never>(definition.table, { ...values, companyId: actor.companyId }, new Date());
-  const record = definition.fromRow(row);
+  const row = newRow<Record<string, unknown> & { uuid: string }>(definition.table, { ...values, companyId: actor.companyId }, new Date());
+  const record = definition.fromRow(row as never);
+  await createCheckedRecord(db, actor, type, row, record);
+  return record;
+}
+
+/**
+ * createRecord for a row made by the caller (newRow) with its record (the resource's mapper over the row
+ * and what it embeds, read beforehand), written only when `guard`'s checks pass in the same statement
+ * (what the record embeds is still as read, ...). Answers whether it was written; when it was not, nothing
+ * was, and the caller reads again and retries.
+ */
+export async function createCheckedRecord<K extends ObjectType>(
+  db: Db,
+  actor: WriteActor,
+  type: K,
+  row: Record<string, unknown> & { uuid: string },
+  record: RecordedObjects[K],
+  guard?: CreateGuard,
+): Promise<boolean> {
+  const table = definitionOf(type).table;
   const event: NewEvent = {
     companyId: actor.companyId,
     uuid: uuidv7(),
     type: `${type}.created`,
     objectType: type,
-    objectUuid: values.uuid,
+    objectUuid: row.uuid,
     data: { object: record },
   };
-  const completion = keyCompletion(actor, record, values.uuid);
-  await keyedWrite(actor, () =>
-    insertRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, row), event, completion, () => uuidv7()),
+  const completion = keyCompletion(actor, record, row.uuid);
+  const written = await keyedWrite(actor, () =>
+    insertRecordWithEvent(db, getTableName(table), rowColumns(table, row), event, completion, () => uuidv7(), guard),
   );
-  markCompleted(actor, completion);
-  return record;
+  if (written) markCompleted(actor, completion);
+  return written;
 }
 
 /** How many times a change is tried again when another write changed its record between its two statements. */

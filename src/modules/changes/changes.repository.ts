@@ -181,11 +181,26 @@ function eventWithDeliveries(source: SQL): SQL {
 }
 
 /**
+ * What a create writes or checks besides its row, in the same statement: CTEs before the insert (locks,
+ * checks), which must yield one row (`source`, a `from ...` clause over them) for the row to be inserted,
+ * and CTEs after it that may read `inserted` (rows of other tables written with it). Values are
+ * placeholders, filled from `params`; `name` names the statement's shape.
+ */
+export interface CreateGuard {
+  name: string;
+  before: SQL;
+  source: SQL;
+  after?: SQL;
+  params: Record<string, unknown>;
+}
+
+/**
  * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event, the
  * event's deliveries to the company's subscribed endpoints and, for a keyed request, the key's completion,
  * as data-modifying CTEs of one INSERT, which commits or fails whole. The event's JSON is built by the
  * service (the record's mapper over the row it writes), so nothing is read back. Prepared once per table
- * and shape (keyed or not): every column is always written.
+ * and shape (keyed or not, guarded or not): every column is always written. With a guard, the row and all
+ * that goes with it are written only when the guard's checks pass; answers whether it was written.
  */
 export async function insertRecordWithEvent(
   db: Db,
@@ -194,9 +209,10 @@ export async function insertRecordWithEvent(
   event: NewEvent,
   key: KeyCompletion | null,
   newDeliveryUuid: () => string,
-): Promise<number> {
+  guard?: CreateGuard,
+): Promise<boolean> {
   const ids = Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
-  const name = `create_${tableName}${key ? '_keyed' : ''}`;
+  const name = `create_${tableName}${guard ? `_${guard.name}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
     const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
@@ -207,10 +223,11 @@ export async function insertRecordWithEvent(
             ${sql.placeholder('status')}::int, ${sql.placeholder('body')}, ${sql.placeholder('recordUuid')}::uuid from inserted
         )`
       : sql``;
-    return sql`with inserted as (
-        insert into ${sql.identifier(tableName)} (${list}) values (${values}) returning 1
-      ), ${eventWithDeliveries(sql`from inserted`)}${keyed}
-      select count(*)::int as made from made`;
+    const row = guard ? sql`select ${values} ${guard.source}` : sql`values (${values})`;
+    return sql`with ${guard ? sql`${guard.before}, ` : sql``}inserted as (
+        insert into ${sql.identifier(tableName)} (${list}) ${row} returning 1
+      ), ${guard?.after ? sql`${guard.after}, ` : sql``}${eventWithDeliveries(sql`from inserted`)}${keyed}
+      select (select count(*) from inserted)::int as inserted`;
   };
   const params: Record<string, unknown> = {
     ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
@@ -222,9 +239,10 @@ export async function insertRecordWithEvent(
     data: JSON.stringify(event.data),
     ids,
     ...(key ? { keyCompany: key.companyId, key: key.key, fingerprint: key.fingerprint, status: key.status, body: key.body, recordUuid: key.recordUuid } : {}),
+    ...guard?.params,
   };
-  const [result] = await executePrepared<{ made: number }>(db, name, build, params);
-  return result?.made ?? 0;
+  const [result] = await executePrepared<{ inserted: number }>(db, name, build, params);
+  return (result?.inserted ?? 0) > 0;
 }
 
 /** A row and its version (xmin): any other write of the row gives it another. */

@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { prepared } from '../../db/perf/prepared.js';
+import { executePrepared } from '../../db/perf/prepared.js';
 import { scheduleHolds } from '../../db/schema/index.js';
 
 export type HoldRow = typeof scheduleHolds.$inferSelect;
@@ -19,39 +19,56 @@ export async function deleteHolds(db: Db, companyId: string, owner: HoldOwner): 
   await db.delete(scheduleHolds).where(ownerCondition(companyId, owner));
 }
 
+export interface NewHold {
+  companyId: string;
+  uuid: string;
+  userId: string;
+  startsAt: Date;
+  endsAt: Date;
+  visitUuid?: string;
+  timeOffUuid?: string;
+}
+
 /**
- * Writes the owner's holds, one per user, in the order of the user ids (so that two writers holding the
- * same users wait for each other in one order, never in a cycle). The exclusion constraint refuses a hold
+ * The INSERT of one owner's holds over one interval, one per user, from the parameters holdsParams gives
+ * (the rows as parallel arrays, unnested in order), for a statement of its own or as a CTE of a larger
+ * one; `condition` (a `where ...` clause) writes them only when it holds.
+ */
+export function insertHoldsSql(condition: SQL = sql``): SQL {
+  return sql`insert into ${scheduleHolds} (company_id, uuid, user_id, starts_at, ends_at, visit_uuid, time_off_uuid)
+    select ${sql.placeholder('holdCompany')}::uuid, hold.uuid, hold.user_id, ${sql.placeholder('holdStarts')}::timestamptz,
+      ${sql.placeholder('holdEnds')}::timestamptz, ${sql.placeholder('holdVisit')}::uuid, ${sql.placeholder('holdTimeOff')}::uuid
+    from unnest(${sql.placeholder('holdUuids')}::uuid[], ${sql.placeholder('holdUsers')}::uuid[]) with ordinality as hold(uuid, user_id, position)
+    ${condition}
+    order by hold.position`;
+}
+
+/**
+ * The parameters of insertHoldsSql for rows that hold one owner over one interval (only the user differs),
+ * in the order of the user ids: two writers holding the same users wait for each other in one order,
+ * never in a cycle.
+ */
+export function holdsParams(rows: readonly NewHold[]): Record<string, unknown> {
+  const sorted = [...rows].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+  const [first] = sorted;
+  return {
+    holdCompany: first.companyId,
+    holdStarts: first.startsAt.toISOString(),
+    holdEnds: first.endsAt.toISOString(),
+    holdVisit: first.visitUuid ?? null,
+    holdTimeOff: first.timeOffUuid ?? null,
+    holdUuids: sorted.map((row) => row.uuid),
+    holdUsers: sorted.map((row) => row.userId),
+  };
+}
+
+/**
+ * Writes the owner's holds, one per user (holdsParams's order). The exclusion constraint refuses a hold
  * that overlaps another of the same user (SQLSTATE 23P01).
  */
-export async function insertHolds(
-  db: Db,
-  rows: Array<{ companyId: string; uuid: string; userId: string; startsAt: Date; endsAt: Date; visitUuid?: string; timeOffUuid?: string }>,
-): Promise<void> {
-  // Every row holds one owner over one interval; only the user differs.
+export async function insertHolds(db: Db, rows: readonly NewHold[]): Promise<void> {
   if (rows.length === 0) return;
-  const sorted = [...rows].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
-  // One prepared statement for any number of holds: the rows as parallel arrays, unnested in order.
-  const statement = prepared(db, 'insert_schedule_holds', () =>
-    db
-      .insert(scheduleHolds)
-      .select(
-        sql`select ${sql.placeholder('companyId')}::uuid, hold.uuid, hold.user_id, ${sql.placeholder('startsAt')}::timestamptz,
-              ${sql.placeholder('endsAt')}::timestamptz, ${sql.placeholder('visitUuid')}::uuid, ${sql.placeholder('timeOffUuid')}::uuid
-            from unnest(${sql.placeholder('uuids')}::uuid[], ${sql.placeholder('userIds')}::uuid[]) with ordinality as hold(uuid, user_id, position)
-            order by hold.position` as never,
-      ),
-  );
-  const [first] = sorted;
-  await statement.execute({
-    companyId: first.companyId,
-    startsAt: first.startsAt.toISOString(),
-    endsAt: first.endsAt.toISOString(),
-    visitUuid: first.visitUuid ?? null,
-    timeOffUuid: first.timeOffUuid ?? null,
-    uuids: sorted.map((row) => row.uuid),
-    userIds: sorted.map((row) => row.userId),
-  });
+  await executePrepared(db, 'insert_schedule_holds', () => insertHoldsSql(), holdsParams(rows));
 }
 
 /**
@@ -77,22 +94,4 @@ export function overlappingHolds(db: Db, companyId: string, userIds: readonly st
     )
     .orderBy(asc(scheduleHolds.startsAt), asc(scheduleHolds.userId))
     .limit(100);
-}
-
-/**
- * Every hold of these users overlapping [from, to), in one query (availability): through the GiST index of
- * the exclusion constraint, ordered by user and start.
- */
-export function holdsInRange(db: Db, companyId: string, userIds: readonly string[], from: Date, to: Date) {
-  return db
-    .select({ userId: scheduleHolds.userId, startsAt: scheduleHolds.startsAt, endsAt: scheduleHolds.endsAt })
-    .from(scheduleHolds)
-    .where(
-      and(
-        eq(scheduleHolds.companyId, companyId),
-        inArray(scheduleHolds.userId, [...userIds]),
-        sql`tstzrange(${scheduleHolds.startsAt}, ${scheduleHolds.endsAt}) && tstzrange(${from.toISOString()}::timestamptz, ${to.toISOString()}::timestamptz)`,
-      ),
-    )
-    .orderBy(asc(scheduleHolds.userId), asc(scheduleHolds.startsAt));
 }

@@ -5,7 +5,7 @@ import { scheduleConflict, type AppError, type ErrorDetail, type ScheduleConflic
 import { softDelete, type TenantTable } from '../../shared/tenant-table.js';
 import type { ObjectType } from '../../db/schema/index.js';
 import { recordChanges } from '../changes/change-recorder.js';
-import { deleteHolds, insertHolds, overlappingHolds, type HoldOwner } from './holds.repository.js';
+import { deleteHolds, holdsParams, insertHolds, overlappingHolds, type HoldOwner, type NewHold } from './holds.repository.js';
 
 /**
  * No double booking (DECISIONS §13): a live visit or time-off entry holds its users in schedule_holds,
@@ -36,6 +36,17 @@ export interface HoldWriter {
   hold(tx: Db, companyId: string, request: HoldRequest): Promise<void>;
   /** Drops the owner's holds (deleted, Completed, Cancelled, allowed to overlap). */
   release(tx: Db, companyId: string, owner: HoldOwner): Promise<void>;
+  /**
+   * For a new owner whose own statement writes its holds (insertHoldsSql): remembers them for the 409 and
+   * answers that statement's parameters, or null when it holds no one.
+   */
+  claim(companyId: string, request: HoldRequest): Record<string, unknown> | null;
+}
+
+/** One hold per user of the request, each with a new id. */
+function newHolds(companyId: string, request: HoldRequest): NewHold[] {
+  const owner = 'visitUuid' in request.owner ? { visitUuid: request.owner.visitUuid } : { timeOffUuid: request.owner.timeOffUuid };
+  return request.users.map((user) => ({ companyId, uuid: uuidv7(), userId: user.userId, startsAt: request.startsAt, endsAt: request.endsAt, ...owner }));
 }
 
 const EXCLUSION_VIOLATION = '23P01';
@@ -88,14 +99,15 @@ export async function guardHolds<T>(db: Db, companyId: string, write: (holds: Ho
         if (!request.fresh) await deleteHolds(tx, company, request.owner);
         if (request.users.length === 0) return;
         last = request;
-        const owner = 'visitUuid' in request.owner ? { visitUuid: request.owner.visitUuid } : { timeOffUuid: request.owner.timeOffUuid };
-        await insertHolds(
-          tx,
-          request.users.map((user) => ({ companyId: company, uuid: uuidv7(), userId: user.userId, startsAt: request.startsAt, endsAt: request.endsAt, ...owner })),
-        );
+        await insertHolds(tx, newHolds(company, request));
       },
       async release(tx, company, owner) {
         await deleteHolds(tx, company, owner);
+      },
+      claim(company, request) {
+        if (request.users.length === 0) return null;
+        last = request;
+        return holdsParams(newHolds(company, request));
       },
     };
     try {

@@ -2,9 +2,11 @@ import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'driz
 import type { Db } from '../../db/client.js';
 import { jobs, locations, users, visits, type JobStatus } from '../../db/schema/index.js';
 import { countRows, insertRow, listOrder, paginate, scoped, syncFilter, updateRow } from '../../shared/tenant-table.js';
-import { prepared } from '../../db/perf/prepared.js';
+import { prepared, queryRows } from '../../db/perf/prepared.js';
 import { MAX_VISIT_MS } from './visit-times.js';
 import type { ListVisitsQuery } from './visits.schemas.js';
+import type { CreateGuard } from '../changes/changes.repository.js';
+import { insertHoldsSql } from '../schedule/holds.repository.js';
 
 export type VisitRow = typeof visits.$inferSelect;
 export type VisitInsert = typeof visits.$inferInsert;
@@ -114,9 +116,9 @@ function orderOf(query: ListVisitsQuery) {
 
 /**
  * A technician's window in start order, the schedule's hot read (`assigned_user_id`, `from`, `to`,
- * sort=starts_at and nothing else): one prepared statement.
+ * sort=starts_at and nothing else): read through visit_assignees, in API form.
  */
-function isTechnicianWindow(query: ListVisitsQuery): query is ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date } {
+export function isTechnicianWindow(query: ListVisitsQuery): query is TechnicianWindowQuery {
   return (
     query.assigned_user_id !== undefined &&
     query.from !== undefined &&
@@ -132,46 +134,91 @@ function isTechnicianWindow(query: ListVisitsQuery): query is ListVisitsQuery & 
   );
 }
 
-function technicianWindow(db: Db, companyId: string, query: ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date }, offset: number, limit: number) {
-  const statement = prepared(db, 'list_visits_technician_window', () =>
-    db
-      .select(visitColumns)
-      .from(visits)
-      .innerJoin(jobs, jobOfVisit)
-      .where(
-        and(
-          eq(visits.companyId, sql.placeholder('companyId')),
-          isNull(visits.deletedAt),
-          sql`${visits.assignedUserIds} @> array[${sql.placeholder('userId')}::uuid]`,
-          sql`${visits.endsAt} > ${sql.placeholder('from')}::timestamptz`,
-          sql`${visits.startsAt} > ${sql.placeholder('earliest')}::timestamptz`,
-          sql`${visits.startsAt} < ${sql.placeholder('to')}::timestamptz`,
-        ),
-      )
-      .orderBy(asc(visits.startsAt), asc(visits.uuid))
-      .limit(sql.placeholder('limit'))
-      .offset(sql.placeholder('offset')),
-  );
-  return statement.execute({
+export type TechnicianWindowQuery = ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date };
+
+/** `toISOString()` of a timestamptz, as api-rows.ts writes it. */
+const iso = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+/**
+ * A visit's JSON text, made by PostgreSQL for the row `visit` and its job `job`: the same text
+ * JSON.stringify(toVisitResponse(...)) gives (row_to_json writes compact JSON in the column order; the local
+ * fields from PostgreSQL's zone rules, the same IANA data as Intl's). test/visit-json.test.ts holds the two
+ * to the same text.
+ */
+const VISIT_JSON = sql`(select row_to_json(item)::text from (select
+    visit.uuid, visit.job_uuid, job.customer_uuid, job.location_uuid, visit.title, visit.instructions, visit.time_zone,
+    ${iso('visit.starts_at')} as starts_at, ${iso('visit.ends_at')} as ends_at,
+    to_char(visit.starts_at at time zone visit.time_zone, 'YYYY-MM-DD') as local_date,
+    to_char(visit.starts_at at time zone visit.time_zone, 'HH24:MI') as local_start_time,
+    to_char(visit.ends_at at time zone visit.time_zone, 'HH24:MI') as local_end_time,
+    visit.arrival_window_minutes, visit.assigned_user_ids, visit.allow_overlap, visit.status,
+    ${iso('visit.dispatched_at')} as dispatched_at, ${iso('visit.en_route_at')} as en_route_at,
+    ${iso('visit.arrived_at')} as arrived_at, ${iso('visit.completed_at')} as completed_at,
+    ${iso('visit.cancelled_at')} as cancelled_at, ${iso('visit.created_at')} as created_at,
+    ${iso('visit.updated_at')} as updated_at, ${iso('visit.deleted_at')} as deleted_at,
+    (select row_to_json(embed) from (select job.uuid, job.title, job.status) embed) as job,
+    (select coalesce('[' || string_agg(person.json, ',' order by assignee.position) || ']', '[]')::json
+      from unnest(visit.assigned_user_ids) with ordinality as assignee(user_id, position)
+      -- limit 1 keeps this a key lookup per user rather than a hash of the company's users per visit.
+      cross join lateral (select row_to_json(found)::text as json from (
+        select u.id, u.first_name, u.last_name from ${users} u where u.company_id = visit.company_id and u.id = assignee.user_id limit 1
+      ) found) person
+    ) as assigned_users
+  ) item)`;
+
+/** The technician's assignments in the window: [starts_at, ends_at) overlaps [from, to) (a visit lasts at most 24 h). */
+const WINDOW = sql`a.company_id = ${sql.placeholder('companyId')}::uuid and a.user_id = ${sql.placeholder('userId')}::uuid
+  and a.starts_at > ${sql.placeholder('earliest')}::timestamptz and a.starts_at < ${sql.placeholder('to')}::timestamptz
+  and a.ends_at > ${sql.placeholder('from')}::timestamptz`;
+
+function windowParams(companyId: string, query: TechnicianWindowQuery) {
+  return {
     companyId,
     userId: query.assigned_user_id,
     from: query.from.toISOString(),
     earliest: new Date(query.from.getTime() - MAX_VISIT_MS).toISOString(),
     to: query.to.toISOString(),
-    limit,
-    offset,
-  }) as Promise<SelectedVisit[]>;
+  };
+}
+
+/**
+ * A page of a technician's window, each visit as its JSON text: one prepared statement on the range of
+ * visit_assignees_window_idx (index order is the page order), the visit, its job and users joined; the
+ * total, when the page cannot tell it, counts the same index range.
+ */
+export function technicianWindowPage(db: Db, companyId: string, query: TechnicianWindowQuery) {
+  const params = windowParams(companyId, query);
+  return paginate<string>(
+    query,
+    async (offset, limit) => {
+      const rows = await queryRows<{ visit_json: string }>(
+        db,
+        'visits_technician_window_json',
+        () => sql`select ${VISIT_JSON} as visit_json
+          from visit_assignees a
+          join ${visits} visit on visit.company_id = a.company_id and visit.uuid = a.visit_uuid
+          join ${jobs} job on job.company_id = visit.company_id and job.uuid = visit.job_uuid
+          where ${WINDOW} and visit.deleted_at is null
+          order by a.starts_at, a.visit_uuid
+          limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,
+        { ...params, limit, offset },
+      );
+      return rows.map((row) => row.visit_json);
+    },
+    async () => {
+      const [row] = await queryRows<{ total: number }>(
+        db,
+        'visits_technician_window_count',
+        () => sql`select count(*)::int as total from visit_assignees a where ${WINDOW}`,
+        params,
+      );
+      return row.total;
+    },
+  );
 }
 
 export function listVisits(db: Db, companyId: string, query: ListVisitsQuery) {
   const filters = listFilters(companyId, query);
-  if (isTechnicianWindow(query)) {
-    return paginate<VisitWithRelations>(
-      query,
-      async (offset, limit) => (await technicianWindow(db, companyId, query, offset, limit)).map(withRelations),
-      () => countRows(db, visits, companyId, false, filters),
-    );
-  }
   const where = and(scoped(visits, companyId, query.include_deleted), ...filters);
   return paginate<VisitWithRelations>(
     query,
@@ -199,24 +246,112 @@ export function updateVisit(db: Db, companyId: string, uuid: string, values: Par
   return updateRow(db, visits, companyId, uuid, { ...values, sequence: sql`${visits.sequence} + 1` as never }, options);
 }
 
-/** The job a visit is created for: locked, its status, and the time zone of its location or else the primary location. */
+/**
+ * The default time zone of a job's visits: its location's, else the company's primary location's (live
+ * locations only), as a scalar subquery over the given company and location expressions.
+ */
+function defaultZoneOf(companyId: SQL, locationUuid: SQL): SQL {
+  return sql`(select l.timezone from ${locations} l
+    where l.company_id = ${companyId} and l.deleted_at is null and (l.uuid = ${locationUuid} or l.is_primary)
+    order by l.uuid = ${locationUuid} desc limit 1)`;
+}
+
+/** The default time zone of a visit of a job at this location (defaultZoneOf), or null. */
 export async function jobTimeZone(db: Db, companyId: string, locationUuid: string | null): Promise<string | null> {
-  const statement = prepared(db, 'visit_default_time_zone', () =>
-    db
-      .select({ timezone: locations.timezone })
-      .from(locations)
-      .where(
-        and(
-          eq(locations.companyId, sql.placeholder('companyId')),
-          isNull(locations.deletedAt),
-          sql`(${locations.uuid} = ${sql.placeholder('locationUuid')}::uuid or ${locations.isPrimary})`,
-        ),
-      )
-      .orderBy(sql`${locations.uuid} = ${sql.placeholder('locationUuid')}::uuid desc`)
-      .limit(1),
+  const rows = await queryRows<{ timezone: string | null }>(
+    db,
+    'visit_default_time_zone',
+    () => sql`select ${defaultZoneOf(sql`${sql.placeholder('companyId')}::uuid`, sql`${sql.placeholder('locationUuid')}::uuid`)} as timezone`,
+    { companyId, locationUuid },
   );
-  const rows = (await statement.execute({ companyId, locationUuid })) as Array<{ timezone: string }>;
   return rows[0]?.timezone ?? null;
+}
+
+/** A user as a booking reads it: the embed's fields and the row's version (xmin). */
+export type VersionedUser = VisitUser & { version: string };
+
+/** What a visit's booking reads: its job (with its version), the job's default time zone, the users. */
+export interface BookingInputs {
+  job: VisitWithRelations['job'] & { version: string };
+  timeZone: string | null;
+  /** The live users of the company among those asked. */
+  users: VersionedUser[];
+}
+
+/** The job (live, else null), its default time zone and the live users among `userIds`: one prepared statement. */
+export async function bookingInputs(db: Db, companyId: string, jobUuid: string, userIds: readonly string[]): Promise<BookingInputs | null> {
+  const [row] = await queryRows<{
+    uuid: string;
+    title: string;
+    status: JobStatus;
+    customer_uuid: string;
+    location_uuid: string | null;
+    version: string;
+    time_zone: string | null;
+    users: VersionedUser[] | string;
+  }>(
+    db,
+    'visit_booking_inputs',
+    () => sql`select job.uuid, job.title, job.status, job.customer_uuid, job.location_uuid, job.xmin::text as version,
+        ${defaultZoneOf(sql`job.company_id`, sql`job.location_uuid`)} as time_zone,
+        (select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name, 'version', u.xmin::text)), '[]'::json)
+          from ${users} u where u.company_id = job.company_id and u.id = any(${sql.placeholder('userIds')}::uuid[]) and u.deleted_at is null) as users
+      from ${jobs} job
+      where job.company_id = ${sql.placeholder('companyId')}::uuid and job.uuid = ${sql.placeholder('jobUuid')}::uuid and job.deleted_at is null`,
+    { companyId, jobUuid, userIds: [...userIds] },
+  );
+  if (!row) return null;
+  return {
+    job: { uuid: row.uuid, title: row.title, status: row.status, customerUuid: row.customer_uuid, locationUuid: row.location_uuid, version: row.version },
+    timeZone: row.time_zone,
+    // PGlite and node-postgres both parse json; a string would be a driver that does not.
+    users: typeof row.users === 'string' ? (JSON.parse(row.users) as VersionedUser[]) : row.users,
+  };
+}
+
+/**
+ * The checks and writes a booking's statement (createCheckedRecord) adds around the visit's row, so that
+ * what the booking read (perhaps kept from an earlier booking) is what it writes with: the job locked FOR
+ * SHARE (a job delete, which cancels its visits, waits for the booking or the booking for it) and still the
+ * version read; each user live and still the version read; when the visit takes the job's default time
+ * zone, still that zone. Then the holds (insertHoldsSql's parameters in `holds`) are written with the
+ * visit, under the exclusion constraint.
+ */
+export function bookingGuard(
+  companyId: string,
+  inputs: BookingInputs,
+  usedDefaultZone: boolean,
+  assigned: readonly VersionedUser[],
+  holds: Record<string, unknown> | null,
+): CreateGuard {
+  const company = sql`${sql.placeholder('bookCompany')}::uuid`;
+  return {
+    name: holds ? 'booking_held' : 'booking',
+    before: sql`job as (
+        select job.company_id, job.location_uuid from ${jobs} job where job.company_id = ${company} and job.uuid = ${sql.placeholder('bookJob')}::uuid
+          and job.deleted_at is null and job.xmin = ${sql.placeholder('bookJobVersion')}::xid
+        for share
+      ), ready as (
+        select 1 from job
+        where (select count(*) from unnest(${sql.placeholder('bookUsers')}::uuid[], ${sql.placeholder('bookUserVersions')}::xid[]) as asked(id, version)
+            join ${users} u on u.company_id = ${company} and u.id = asked.id and u.xmin = asked.version and u.deleted_at is null
+          ) = cardinality(${sql.placeholder('bookUsers')}::uuid[])
+          and (not ${sql.placeholder('bookDefaultZone')}::boolean
+            or ${defaultZoneOf(sql`job.company_id`, sql`job.location_uuid`)} is not distinct from ${sql.placeholder('bookZone')}::text)
+      )`,
+    source: sql`from ready`,
+    after: holds ? sql`holds as (${insertHoldsSql(sql`where exists (select 1 from inserted)`)})` : undefined,
+    params: {
+      bookCompany: companyId,
+      bookJob: inputs.job.uuid,
+      bookJobVersion: inputs.job.version,
+      bookUsers: assigned.map((user) => user.id),
+      bookUserVersions: assigned.map((user) => user.version),
+      bookDefaultZone: usedDefaultZone,
+      bookZone: inputs.timeZone,
+      ...holds,
+    },
+  };
 }
 
 /** The live users of the company among `ids`: id and names. */
