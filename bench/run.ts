@@ -399,6 +399,10 @@ const CHURNED_TABLES = [
   'numbering_counters',
   'record_counts',
   'usage_counters',
+  // V2's bookings.
+  'visits',
+  'visit_assignees',
+  'schedule_holds',
 ];
 
 async function measure(server: Target, scenario: Scenario, row: Row, databaseUrl?: string): Promise<Row> {
