@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import fp from 'fastify-plugin';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, preParsingAsyncHookHandler } from 'fastify';
 import type { Db } from '../db/client.js';
 import { AppError, invalidField } from '../errors.js';
 import {
@@ -47,6 +47,9 @@ declare module 'fastify' {
     settleStreamedIdempotency(reply: FastifyReply, undoStaged: () => Promise<void>): Promise<boolean>;
   }
 }
+
+/** A route option that may hold one hook or several, as an array. */
+const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** How long a streamed body may take to report its end once its reader is done with it. */
@@ -167,20 +170,11 @@ async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyRep
  */
 export const idempotencyPlugin = fp<{ db: Db }>(
   async (app, { db }) => {
-    // A POST that would run its work before its key is kept, or keep no key, cannot be added.
-    app.addHook('onRoute', (route) => {
-      const methods = Array.isArray(route.method) ? route.method : [route.method];
-      if (methods.includes('POST') && !route.config?.idempotency) {
-        throw new Error(`POST ${route.url} must say how it keeps its Idempotency-Key (config.idempotency)`);
-      }
-    });
-
     app.decorateRequest('settleStreamedIdempotency', function (this: FastifyRequest, reply: FastifyReply, undoStaged: () => Promise<void>) {
       return settleStreamed(db, this, reply, undoStaged);
     });
 
-    app.addHook('preParsing', async (request, _reply, payload) => {
-      if (request.method !== 'POST') return payload;
+    const fingerprintBody: preParsingAsyncHookHandler = async (request, _reply, payload) => {
       const key = keyOf(request);
       if (key === undefined) return payload;
       const state: IdempotencyState = {
@@ -199,19 +193,30 @@ export const idempotencyPlugin = fp<{ db: Db }>(
       });
       payload.pause();
       return payload;
-    });
+    };
 
-    app.addHook('preHandler', async (request, reply) => {
+    const replayOrRun: preHandlerAsyncHookHandler = async (request, reply) => {
       const state = request.idempotency;
       // A body the handler streams is fingerprinted once the handler has read it (request.settleStreamedIdempotency).
       if (!state || state.streamed) return;
       // Parsed bodies have been read whole by now; a POST without a body hashes as empty.
       if (await begin(db, request, reply, state)) return reply;
+    };
+
+    // The hooks belong to the POSTs alone, so a GET runs none of them. A POST that would run its work before
+    // its key is kept, or keep no key, cannot be added.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!methods.includes('POST')) return;
+      if (!route.config?.idempotency) throw new Error(`POST ${route.url} must say how it keeps its Idempotency-Key (config.idempotency)`);
+      route.preParsing = [...asArray(route.preParsing), fingerprintBody];
+      route.preHandler = [replayOrRun, ...asArray(route.preHandler)];
     });
 
-    app.addHook('onSend', async (request, reply, payload) => {
-      if (request.keyedWrite) return settleKeyedWrite(db, request, reply, payload);
-      return payload;
+    // Global, in its place among the other onSend hooks; synchronous for a request without a keyed write.
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (!request.keyedWrite) return done(null, payload);
+      settleKeyedWrite(db, request, reply, payload).then((settled) => done(null, settled), done);
     });
   },
   { name: 'idempotency' },
