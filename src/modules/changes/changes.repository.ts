@@ -1,6 +1,7 @@
 import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
+import { uuidRun } from '../../shared/uuid-run.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { KeyCompletion } from '../../shared/keyed-writes.js';
 import type { RowColumn } from '../../shared/record-rows.js';
@@ -125,7 +126,7 @@ function subscribes(endpoint: string, event: string): SQL {
  * the rest get random ids rather than no delivery.
  */
 async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<number> {
-  const ids = Array.from({ length: batch.length * MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const ids = uuidRun(newDeliveryUuid(), batch.length * MAX_LIVE_ENDPOINTS);
   const statement = (rows: SQL, idsParam: unknown) => sql`with inserted as (
       insert into ${events} (company_id, uuid, type, object_type, object_uuid, data) values ${rows}
       returning company_id, uuid, type, seq
@@ -211,7 +212,7 @@ export async function insertRecordWithEvent(
   newDeliveryUuid: () => string,
   guard?: CreateGuard,
 ): Promise<boolean> {
-  const ids = Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid());
+  const ids = uuidRun(newDeliveryUuid(), MAX_LIVE_ENDPOINTS);
   const name = `create_${tableName}${guard ? `_${guard.name}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
@@ -274,7 +275,7 @@ export async function updateRecordWithEvent(
   event: NewEvent | null,
   newDeliveryUuid: () => string,
 ): Promise<boolean> {
-  const ids = event ? Array.from({ length: MAX_LIVE_ENDPOINTS }, () => newDeliveryUuid()) : [];
+  const ids = event ? uuidRun(newDeliveryUuid(), MAX_LIVE_ENDPOINTS) : [];
   const settable = columns.filter((column) => column.name !== 'company_id' && column.name !== 'uuid');
   const build = () => {
     const set = sql.join(
