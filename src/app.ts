@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { v7 as uuidv7 } from 'uuid';
+import { randomTimeOrderedId } from './shared/ids.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
 // Before the other schemas, so the OpenAPI components keep their order (the document lists them as first loaded).
@@ -52,21 +52,6 @@ declare module 'fastify' {
   }
 }
 
-/** Random bytes for request ids, drawn 4 KiB at a time instead of once per request. */
-const idRandom = { pool: new Uint8Array(4096), at: 4096 };
-const idOptions: { random?: Uint8Array } = {};
-
-/** A UUIDv7 request id (time-ordered by the millisecond, random within it). */
-function requestId(): string {
-  if (idRandom.at + 16 > idRandom.pool.length) {
-    crypto.getRandomValues(idRandom.pool);
-    idRandom.at = 0;
-  }
-  idOptions.random = idRandom.pool.subarray(idRandom.at, idRandom.at + 16);
-  idRandom.at += 16;
-  return uuidv7(idOptions);
-}
-
 function trustProxySetting(value: string | undefined): boolean | string | ((address: string, hop: number) => boolean) {
   // `true` is refused by the configuration (any client could choose its address).
   if (value === undefined || value === 'false') return false;
@@ -89,7 +74,7 @@ export async function buildApp(deps: AppDeps) {
     requestIdHeader: false,
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
-      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : requestId();
+      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : randomTimeOrderedId();
     },
     logController: new LogController({ disableRequestLogging: true }),
     // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
+import { randomTimeOrderedId } from '../shared/ids.js';
 import { z } from 'zod';
 import { AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { detailsOf, emptyObjectValue, fastValidatorOf, parseInput } from '../shared/validation.js';
@@ -294,7 +294,7 @@ function clientErrorMessage(error: NodeJS.ErrnoException): string {
  */
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const requestId = uuidv7();
+  const requestId = randomTimeOrderedId();
   const appError = new AppError('validation_error', clientErrorMessage(error));
   const body = JSON.stringify(errorBody(appError, requestId));
   this.log.debug({ reqId: requestId, code: error.code }, 'request refused by the HTTP parser');

@@ -1,5 +1,5 @@
 import { getTableName } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { randomTimeOrderedId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import type { EventType, ObjectType } from '../../db/schema/index.js';
 import { notFound } from '../../errors.js';
@@ -242,7 +242,7 @@ export class Changes {
       entry.event = event?.uuid ?? null;
       if (event) batch.push(event);
     }
-    await insertEventsWithDeliveries(this.tx, batch, () => uuidv7());
+    await insertEventsWithDeliveries(this.tx, batch, randomTimeOrderedId);
   }
 
   private recordsOf<K extends ObjectType>(type: K): Map<string, RecordedObjects[K]> {
@@ -267,7 +267,7 @@ export class Changes {
     const after = await this.read(entry.type, entry.uuid, entry.given === true);
     const event = eventOf(entry, after, definitionOf(entry.type).embeds);
     if (!event) return null;
-    return { companyId: this.companyId, uuid: uuidv7(), type: event.type, objectType: entry.type, objectUuid: entry.uuid, data: event.data };
+    return { companyId: this.companyId, uuid: randomTimeOrderedId(), type: event.type, objectType: entry.type, objectUuid: entry.uuid, data: event.data };
   }
 }
 
@@ -370,7 +370,7 @@ export async function createCheckedRecord<K extends ObjectType>(
   const table = definitionOf(type).table;
   const event: NewEvent = {
     companyId: actor.companyId,
-    uuid: uuidv7(),
+    uuid: randomTimeOrderedId(),
     type: `${type}.created`,
     objectType: type,
     objectUuid: row.uuid,
@@ -378,7 +378,7 @@ export async function createCheckedRecord<K extends ObjectType>(
   };
   const completion = keyCompletion(actor, record, row.uuid);
   const written = await keyedWrite(actor, () =>
-    insertRecordWithEvent(db, getTableName(table), rowColumns(table, row), event, completion, () => uuidv7(), guard),
+    insertRecordWithEvent(db, getTableName(table), rowColumns(table, row), event, completion, randomTimeOrderedId, guard),
   );
   if (written) markCompleted(actor, completion);
   return written;
@@ -418,14 +418,14 @@ export async function changeRecord<K extends ObjectType>(
     const described = eventOf({ type, uuid, kind: 'target', before }, after as ApiRecord, definition.embeds);
     const event: NewEvent | null = described && {
       companyId: actor.companyId,
-      uuid: uuidv7(),
+      uuid: randomTimeOrderedId(),
       type: described.type,
       objectType: type,
       objectUuid: uuid,
       data: described.data,
     };
     const where = { companyId: actor.companyId, uuid, version };
-    const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, () => uuidv7());
+    const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, randomTimeOrderedId);
     if (written) return after;
     if (attempt >= CHANGE_ATTEMPTS) throw new Error(`The ${type} ${uuid} kept changing under ${CHANGE_ATTEMPTS} attempts to change it`);
   }

@@ -1,7 +1,7 @@
 import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
-import { uuidRun } from '../../shared/uuid-run.js';
+import { uuidRun } from '../../shared/ids.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { KeyCompletion } from '../../shared/keyed-writes.js';
 import type { RowColumn } from '../../shared/record-rows.js';
