@@ -280,6 +280,13 @@ describe('query strings', () => {
     ['limit=101', 'limit'],
     ['limit=abc', 'limit'],
     ['limit=', 'limit'],
+    // Numbers in other spellings than plain digits are not read as some number (DECISIONS §5: anything else 400).
+    ['limit=0x10', 'limit'],
+    ['limit=1e1', 'limit'],
+    ['limit=%2010', 'limit'],
+    ['limit=%2B10', 'limit'],
+    ['limit=10.0', 'limit'],
+    ['page=0x1', 'page'],
     ['include_deleted=yes', 'include_deleted'],
     ['include_deleted=TRUEISH', 'include_deleted'],
     ['include_deleted=1&include_deleted=0', 'include_deleted'],

@@ -258,3 +258,10 @@ export const queryInteger = (min: number, max: number) => {
     .transform(Number)
     .meta({ type: 'integer', minimum: min, maximum: max });
 };
+
+/**
+ * A query-string number as plain digits or not at all: anything else ("0x10", "1e1", " 10", "+10", "10.0")
+ * becomes NaN before the number schema coerces it, so it is refused as not an integer (DECISIONS §5).
+ */
+export const plainDigits = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (typeof value === 'string' && !/^[0-9]{1,10}$/.test(value) ? Number.NaN : value), schema);

@@ -1,27 +1,29 @@
 import { z } from 'zod';
-import { queryBoolean, timestampInput } from './formats.js';
+import { plainDigits, queryBoolean, timestampInput } from './formats.js';
 import type { Pagination } from './envelope.js';
 import { detail } from './validation.js';
 
 /** Page size of every list and of the events feed: 1 to 100, default 50. */
-export const pageSize = z.coerce
-  .number({ error: 'must be an integer between 1 and 100' })
-  .int('must be an integer between 1 and 100')
-  .min(1, 'must be an integer between 1 and 100')
-  .max(100, 'must be an integer between 1 and 100')
-  .default(50)
-  .describe('Page size, 1 to 100.');
+export const pageSize = plainDigits(
+  z.coerce
+    .number({ error: 'must be an integer between 1 and 100' })
+    .int('must be an integer between 1 and 100')
+    .min(1, 'must be an integer between 1 and 100')
+    .max(100, 'must be an integer between 1 and 100')
+    .default(50),
+).describe('Page size, 1 to 100.');
 
 /** include_deleted, page and limit: the paging conventions of every list (users' list has only these). */
 export const pageQueryShape = {
   include_deleted: queryBoolean.default(false).describe('Include soft-deleted records: true or false (1 and 0 work too); default false.'),
-  page: z.coerce
-    .number({ error: 'must be an integer >= 1' })
-    .int('must be an integer >= 1')
-    .min(1, 'must be an integer >= 1')
-    .max(1_000_000, 'is too large')
-    .default(1)
-    .describe('Page number, from 1.'),
+  page: plainDigits(
+    z.coerce
+      .number({ error: 'must be an integer >= 1' })
+      .int('must be an integer >= 1')
+      .min(1, 'must be an integer >= 1')
+      .max(1_000_000, 'is too large')
+      .default(1),
+  ).describe('Page number, from 1.'),
   limit: pageSize,
 };
 
