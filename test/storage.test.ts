@@ -42,8 +42,8 @@ describe('UrlSigner', () => {
     const signer = new UrlSigner('secret');
     const now = Date.now();
     const { expires, signature } = signer.link(KEY, 60, now);
-    expect(expires).toBeGreaterThan(Math.floor(now / 1000) + 60);
-    expect(expires).toBeLessThanOrEqual(Math.floor(now / 1000) + 120);
+    expect(expires).toBeGreaterThan(now / 1000 + 54);
+    expect(expires).toBeLessThanOrEqual(now / 1000 + 60);
     expect(signature).toMatch(/^[0-9a-f]{64}$/);
     expect(signer.verify(KEY, String(expires), signature, now)).toBe(true);
     expect(signer.verify(KEY, String(expires), signature, (expires + 1) * 1000)).toBe(false);
@@ -56,33 +56,35 @@ describe('UrlSigner', () => {
 });
 
 describe('signed link windows', () => {
-  it('gives one link per window, valid at least the TTL and at most twice it', () => {
+  it('gives one link per window, valid at most the TTL and at least the TTL less one window', () => {
     const signer = new UrlSigner('secret');
     const start = 1_800_000_000 * 1000; // a multiple of 60 s
+    // A TTL of 60 s: windows of 6 s.
     const first = signer.link(KEY, 60, start);
-    expect(first.expires).toBe(start / 1000 + 120);
-    expect(signer.link(KEY, 60, start + 59_999)).toEqual(first);
-    const next = signer.link(KEY, 60, start + 60_000);
-    expect(next.expires).toBe(first.expires + 60);
+    expect(first.expires).toBe(start / 1000 + 60);
+    expect(signer.link(KEY, 60, start + 5_999)).toEqual(first);
+    const next = signer.link(KEY, 60, start + 6_000);
+    expect(next.expires).toBe(first.expires + 6);
     expect(next.signature).not.toBe(first.signature);
-    for (let offset = 0; offset < 60_000; offset += 7_001) {
+    for (let offset = 0; offset < 60_000; offset += 1_001) {
       const { expires } = signer.link(KEY, 60, start + offset);
-      const lifetime = expires - Math.floor((start + offset) / 1000);
-      expect(lifetime).toBeGreaterThan(60);
-      expect(lifetime).toBeLessThanOrEqual(120);
+      const lifetime = expires - (start + offset) / 1000;
+      expect(lifetime).toBeGreaterThan(54);
+      expect(lifetime).toBeLessThanOrEqual(60);
     }
+    // A TTL of an hour: windows of a minute; a TTL of 5 s: a link per second, exactly the TTL.
+    expect(linkWindow(3600, start + 59_999)).toEqual({ signedAt: start / 1000, expiresAt: start / 1000 + 3600 });
+    expect(linkWindow(5, start + 1_500)).toEqual({ signedAt: start / 1000 + 1, expiresAt: start / 1000 + 6 });
   });
 
   it('keeps signedAt to expiresAt within a maximum lifetime', () => {
     const week = 7 * 24 * 3600;
     const now = 1_800_000_123_456;
-    expect(linkWindow(3600, now, week)).toEqual({ signedAt: 1_800_000_000, expiresAt: 1_800_000_000 + 7200 });
-    // A TTL of 5 days leaves a window of 2 days.
-    const long = linkWindow(5 * 24 * 3600, now, week);
-    expect(long.expiresAt - long.signedAt).toBeLessThanOrEqual(week);
-    expect(long.expiresAt - Math.floor(now / 1000)).toBeGreaterThan(5 * 24 * 3600);
-    // A TTL at the maximum: a link per second, exactly the maximum.
-    expect(linkWindow(week, now, week)).toEqual({ signedAt: 1_800_000_123, expiresAt: 1_800_000_123 + week });
+    expect(linkWindow(3600, now, week)).toEqual({ signedAt: 1_800_000_120, expiresAt: 1_800_000_120 + 3600 });
+    // A TTL above the maximum is the maximum.
+    const long = linkWindow(8 * 24 * 3600, now, week);
+    expect(long.expiresAt - long.signedAt).toBe(week);
+    expect(linkWindow(week, now, week).expiresAt - Math.floor(now / 1000)).toBeLessThanOrEqual(week);
   });
 });
 
@@ -162,10 +164,10 @@ describe('S3Storage against s3rver', () => {
     expect((await bytesOf(stored!.stream)).equals(JPEG_BYTES)).toBe(true);
     const url = await storage.url(key, { baseUrl: 'ignored', ttlSeconds: 60 });
     // Signature checking is S3's job (s3rver does not check it); the link must be presigned and path-style,
-    // signed as of the start of its 60 s window and valid for the window plus the TTL.
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/photos\/.+X-Amz-Expires=120.*X-Amz-Signature=[0-9a-f]{64}/);
+    // signed as of the start of its window (6 s for a 60 s TTL) and valid for the TTL from there.
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/photos\/.+X-Amz-Expires=60.*X-Amz-Signature=[0-9a-f]{64}/);
     const signedAt = /X-Amz-Date=(\d{8}T\d{4})(\d\d)Z/.exec(url);
-    expect(signedAt?.[2]).toBe('00');
+    expect(Number(signedAt?.[2]) % 6).toBe(0);
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/jpeg');
@@ -196,9 +198,9 @@ describe('S3Storage against s3rver', () => {
     const urls = [await storage.url(KEY, { baseUrl: 'ignored', ttlSeconds })];
     urls.push(await storage.url(KEY, { baseUrl: 'ignored', ttlSeconds }));
     const { signedAt } = linkWindow(ttlSeconds, Date.now());
-    // Unless the window turned between the two calls (at most once an hour), they are the same link.
+    // Unless the window turned between the two calls (at most once a minute), they are the same link.
     if (Date.now() / 1000 - signedAt > 1) expect(urls[1]).toBe(urls[0]);
-    expect(urls[0]).toContain('X-Amz-Expires=7200');
+    expect(urls[0]).toContain('X-Amz-Expires=3600');
   });
 
   it('stores nothing when the stream fails', async () => {
