@@ -34,12 +34,13 @@ export const numberingRoutes: FastifyPluginAsyncZod = async (app) => {
           'override_next_number is used by the next document only, then numbering continues at max(next_number, override + 1). ' +
           'Numbers are never reused: an override equal to a number already used (deleted documents included) is 400.',
         security: SECURITY,
-        body: UpdateNumberingBody,
+        // Every field optional, so the body may be omitted too (DECISIONS §8): nothing changes.
+        body: UpdateNumberingBody.nullish(),
         response: { 200: MessageSchema, ...errorResponses(413) },
       },
     },
     async (request) => {
-      await updateNumbering(app.deps.database.db, request.principal.companyId, request.body);
+      await updateNumbering(app.deps.database.db, request.principal.companyId, request.body ?? {});
       return ok({ message: 'Numbering settings updated successfully' });
     },
   );
