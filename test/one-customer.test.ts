@@ -131,3 +131,23 @@ describe('PATCH /estimates/{uuid}', () => {
     expect(invoice).toMatchObject({ customer_uuid: dana.uuid, estimate: { uuid: estimate.uuid, status: 'Accepted' }, total_amount: 200 });
   });
 });
+
+describe('PATCH /jobs/{uuid}', () => {
+  it('keeps the customer of a job that has invoices or estimates; a job without documents may change it', async () => {
+    const { key, dana, lee, danasJob, leesJob, template } = await twoCustomers();
+    await createVia(app, key, '/invoices', invoiceBody(danasJob.uuid, dana.uuid));
+    const refused = await call(app, 'PATCH', `/api/v1/jobs/${danasJob.uuid}`, { key, body: { customer_uuid: lee.uuid } });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.details).toEqual([{ field: 'customer_uuid', code: 'invalid', message: expect.any(String) }]);
+    expect((await call(app, 'GET', `/api/v1/jobs/${danasJob.uuid}`, { key })).body.data.customer_uuid).toBe(dana.uuid);
+    // The same customer again is no change.
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${danasJob.uuid}`, { key, body: { customer_uuid: dana.uuid } })).status).toBe(200);
+    // An estimate holds the customer too; a job with no document moves freely.
+    await createVia(app, key, '/estimates', { customer_uuid: lee.uuid, template_uuid: template.uuid, job_uuid: leesJob.uuid });
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${leesJob.uuid}`, { key, body: { customer_uuid: dana.uuid } })).status).toBe(400);
+    const bare = await makeJob(app, key, { customer_uuid: dana.uuid });
+    const moved = await call(app, 'PATCH', `/api/v1/jobs/${bare.uuid}`, { key, body: { customer_uuid: lee.uuid } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data.customer_uuid).toBe(lee.uuid);
+  });
+});

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { customers, jobs, locations, users } from '../../db/schema/index.js';
+import { customers, estimates, invoices, jobs, locations, users } from '../../db/schema/index.js';
 import { byUuidPlaceholders, countRows, findRow, insertRow, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { bucketCondition } from '../../db/perf/record-counts.js';
 import { prepared } from '../../db/perf/prepared.js';
@@ -125,6 +125,14 @@ export function insertJob(db: Db, values: JobInsert): Promise<JobRow> {
 
 export function updateJob(db: Db, companyId: string, uuid: string, values: Partial<JobInsert>) {
   return updateRow(db, jobs, companyId, uuid, values);
+}
+
+/** Whether a live invoice or estimate names the job (their customer is the job's: one customer per document). */
+export async function jobHasDocuments(db: Db, companyId: string, jobUuid: string): Promise<boolean> {
+  const of = (table: typeof invoices | typeof estimates) =>
+    sql`exists (select 1 from ${table} where ${table.companyId} = ${companyId} and ${table.jobUuid} = ${jobUuid} and ${table.deletedAt} is null)`;
+  const result = await db.execute(sql`select (${of(invoices)} or ${of(estimates)}) as has`);
+  return Boolean((result as unknown as { rows: Array<{ has: boolean }> }).rows[0]?.has);
 }
 
 /** Whether the job exists, is the company's and is not deleted. */

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
+import { invalidField } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
@@ -47,6 +48,10 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
   return recordChanges(db, actor, async (changes) => {
     const current = await changes.target<repository.JobRow>('job', uuid);
     await requireReferences(changes.tx, actor.companyId, body);
+    // One customer per document (DECISIONS §8): a job whose invoices or estimates bill its customer keeps it.
+    if (body.customer_uuid && body.customer_uuid !== current.customerUuid && (await repository.jobHasDocuments(changes.tx, actor.companyId, uuid))) {
+      throw invalidField('customer_uuid', 'cannot change: the job has invoices or estimates of its customer', 'invalid');
+    }
     await repository.updateJob(changes.tx, actor.companyId, uuid, {
       ...bodyToColumns(body, { money: MONEY_FIELDS }),
       // Status moves are free; a timestamp already set is never re-stamped.
