@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { queryRows } from '../../db/perf/prepared.js';
 import { locations, scheduleHolds, users } from '../../db/schema/index.js';
-import { MAX_VISIT_MS } from '../visits/visit-times.js';
+import { MAX_VISIT_MS } from './holds.repository.js';
 
 /** What availability reads, in one statement: who, in which zone, and who is held when. */
 export interface AvailabilityInputs {

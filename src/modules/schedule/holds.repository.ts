@@ -3,6 +3,9 @@ import type { Db } from '../../db/client.js';
 import { executePrepared } from '../../db/perf/prepared.js';
 import { scheduleHolds } from '../../db/schema/index.js';
 
+/** A visit lasts, and so holds its users, at most this long (DECISIONS §13): a window's holds start at most this much before it. */
+export const MAX_VISIT_MS = 24 * 60 * 60 * 1000;
+
 export type HoldRow = typeof scheduleHolds.$inferSelect;
 
 /** Whose holds: a visit's or a time-off entry's. */

@@ -1,8 +1,7 @@
 import { invalidField, validationError, type ErrorDetail } from '../../errors.js';
 import { exactInstant } from '../../shared/wall-clock.js';
+import { MAX_VISIT_MS } from '../schedule/holds.repository.js';
 
-/** A visit lasts at most this long (DECISIONS §13). */
-export const MAX_VISIT_MS = 24 * 60 * 60 * 1000;
 
 /** The time fields of a create or update body, as validated. */
 export interface TimeInput {

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js';
 import { jobs, locations, users, visits, type JobStatus } from '../../db/schema/index.js';
 import { countRows, insertRow, listOrder, paginate, scoped, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { prepared, queryRows } from '../../db/perf/prepared.js';
-import { MAX_VISIT_MS } from './visit-times.js';
+import { MAX_VISIT_MS } from '../schedule/holds.repository.js';
 import type { ListVisitsQuery } from './visits.schemas.js';
 import type { CreateGuard } from '../changes/changes.repository.js';
 import { insertHoldsSql } from '../schedule/holds.repository.js';
