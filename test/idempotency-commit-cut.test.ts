@@ -17,11 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { createDatabase, type Database } from '../src/db/client.js';
 import { customers, idempotencyKeys, invoices, jobPhotos, payments, webhookDeliveries } from '../src/db/schema/index.js';
 import { insertEndpoint } from '../src/modules/webhooks/webhooks.repository.js';
-import { createTestDatabase, call } from './helpers/app.js';
+import { createTestDatabase, call, testConfig } from './helpers/app.js';
 import { committingStatement, startCuttingProxy, type CutMoment, type CuttingProxy } from './helpers/cutting-proxy.js';
 import { insertJob, invoiceBody, makeInvoiceOf } from './helpers/billing-factories.js';
 import { makeCompany, makeCustomer, validCustomer, type TestCompany } from './helpers/factories.js';
@@ -52,17 +51,7 @@ describe.skipIf(!serverUrl)('a keyed write whose connection is cut at COMMIT', (
     const proxied = new URL(url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
-      UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '0',
-      SHARE_RATE_LIMIT_PER_MINUTE: '0',
-      DATA_DIR: 'memory://',
-      UPLOAD_DIR: uploadRoot,
-      WEBHOOK_WORKER_ENABLED: 'false',
-      DATABASE_URL: proxied.toString(),
-    });
+    const config = testConfig({ UPLOAD_DIR: uploadRoot, WEBHOOK_WORKER_ENABLED: 'false', DATABASE_URL: proxied.toString() });
     database = await createDatabase({ ...config, DATABASE_POOL_SIZE: 4 });
     app = await buildApp({ config, database, ownsDatabase: true });
     await app.ready();

@@ -62,19 +62,23 @@ export interface BuildTestAppOptions {
   resolveHost?: ResolveHost;
 }
 
-/** Builds the app on a fresh database; closed automatically after the file's tests. */
-export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<TestApp> {
-  const { database, url, drop } = await createTestDatabase();
-  const config = loadConfig({
+/** The configuration of a test app: silent, no rate limits, data in memory; `env` adds or overrides. */
+export function testConfig(env: Record<string, string> = {}) {
+  return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '0',
     UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '0',
     SHARE_RATE_LIMIT_PER_MINUTE: '0',
     DATA_DIR: 'memory://',
-    ...(url ? { DATABASE_URL: url } : {}),
-    ...options.env,
+    ...env,
   });
+}
+
+/** Builds the app on a fresh database; closed automatically after the file's tests. */
+export async function buildTestApp(options: BuildTestAppOptions = {}): Promise<TestApp> {
+  const { database, url, drop } = await createTestDatabase();
+  const config = testConfig({ ...(url ? { DATABASE_URL: url } : {}), ...options.env });
   const app = await buildApp({ config, database, storage: options.storage, ownsDatabase: true, resolveHost: options.resolveHost });
   await app.ready();
   let closed = false;
