@@ -243,25 +243,11 @@ export const queryBoolean = z
   // The document shows the boolean a client sends.
   .meta({ type: 'boolean' });
 
-/**
- * Query-string integer within [min, max], written in plain digits ("60", not "6e1" or "60.0"); absent is
- * `required` when the field has no default. Documented as the integer a client sends.
- */
-export const queryInteger = (min: number, max: number) => {
-  const message = `must be an integer between ${min} and ${max}`;
-  return z
-    .string({ error: message })
-    .superRefine((value, context) => {
-      if (!/^[0-9]{1,10}$/.test(value)) context.addIssue({ code: 'custom', message, params: detail('invalid_type') });
-      else if (Number(value) < min || Number(value) > max) context.addIssue({ code: 'custom', message, params: detail('out_of_range') });
-    })
-    .transform(Number)
-    .meta({ type: 'integer', minimum: min, maximum: max });
-};
 
 /**
- * A query-string number as plain digits or not at all: anything else ("0x10", "1e1", " 10", "+10", "10.0")
- * becomes NaN before the number schema coerces it, so it is refused as not an integer (DECISIONS §5).
+ * A query-string number as plain digits or not at all (DECISIONS §5: anything else 400): digits become the
+ * number `schema` checks; any other text ("0x10", "1e1", " 10", "+10", "10.0") becomes NaN, refused as not
+ * a number; an empty value stays empty. Absent stays absent (required, or the schema's default).
  */
 export const plainDigits = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (typeof value === 'string' && !/^[0-9]{1,10}$/.test(value) ? Number.NaN : value), schema);
+  z.preprocess((value) => (typeof value === 'string' && value !== '' ? (/^[0-9]{1,10}$/.test(value) ? Number(value) : Number.NaN) : value), schema);

@@ -5,7 +5,7 @@ import { detail } from './validation.js';
 
 /** Page size of every list and of the events feed: 1 to 100, default 50. */
 export const pageSize = plainDigits(
-  z.coerce
+  z
     .number({ error: 'must be an integer between 1 and 100' })
     .int('must be an integer between 1 and 100')
     .min(1, 'must be an integer between 1 and 100')
@@ -17,7 +17,7 @@ export const pageSize = plainDigits(
 export const pageQueryShape = {
   include_deleted: queryBoolean.default(false).describe('Include soft-deleted records: true or false (1 and 0 work too); default false.'),
   page: plainDigits(
-    z.coerce
+    z
       .number({ error: 'must be an integer >= 1' })
       .int('must be an integer >= 1')
       .min(1, 'must be an integer >= 1')

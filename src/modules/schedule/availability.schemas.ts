@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInteger, timeOfDay, timestampInput, timestampOutput, timezoneName, uuidString } from '../../shared/formats.js';
+import { plainDigits, timeOfDay, timestampInput, timestampOutput, timezoneName, uuidString } from '../../shared/formats.js';
 import { detail } from '../../shared/validation.js';
 
 export const MAX_AVAILABILITY_USERS = 100;
@@ -35,7 +35,13 @@ const userIdList = z
 export const AvailabilityQuery = z.strictObject({
   from: timestampInput.describe('Start of the range (a timestamp with Z or an offset).').meta({ example: '2026-12-07T00:00:00.000Z' }),
   to: timestampInput.describe(`End of the range: after from, at most ${MAX_AVAILABILITY_DAYS} days later.`).meta({ example: '2026-12-14T00:00:00.000Z' }),
-  duration_minutes: queryInteger(5, 1440)
+  duration_minutes: plainDigits(
+    z
+      .number({ error: 'must be an integer between 5 and 1440' })
+      .int('must be an integer between 5 and 1440')
+      .min(5, 'must be an integer between 5 and 1440')
+      .max(1440, 'must be an integer between 5 and 1440'),
+  )
     .describe('The shortest slot worth answering, in minutes (5..1440).')
     .meta({ example: 90 }),
   user_ids: userIdList
