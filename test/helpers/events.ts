@@ -41,9 +41,24 @@ export async function waitForFeed(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const events = await readFeed(app, key, query);
-    if (events.length >= count || Date.now() > deadline) return events;
+    if (events.length >= count) return events;
+    if (Date.now() > deadline) {
+      // What held the feed back, for the failure that follows.
+      console.error(`the feed held ${events.length} of ${count} events after ${timeoutMs} ms; in progress:`, await transactionsInProgress(app));
+      return events;
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The transactions the server has in progress, with their backends: what may hold a feed back. */
+async function transactionsInProgress(app: FastifyInstance): Promise<unknown> {
+  const result = (await app.deps.database.db.execute(sql`select pg_current_snapshot()::text as snapshot,
+    (select json_agg(json_build_object('pid', pid, 'xid', backend_xid, 'datname', datname, 'application', application_name,
+      'state', state, 'since', xact_start, 'wait', wait_event_type, 'query', left(query, 200)))
+     from pg_stat_activity where backend_xid is not null) as backends,
+    (select json_agg(transaction) from pg_prepared_xacts) as prepared`)) as unknown as { rows: unknown[] };
+  return JSON.stringify(result.rows[0]);
 }
 
 /** The events of one record, once `count` are visible. */

@@ -14,7 +14,9 @@ import {
   insertEventsWithDeliveries,
   insertRecordWithEvent,
   updateRecordWithEvent,
+  fillMarks,
   type CreateGuard,
+  type MarkValues,
   type NewEvent,
 } from './changes.repository.js';
 
@@ -356,8 +358,10 @@ export async function createRecord<K extends ObjectType>(
 /**
  * createRecord for a row made by the caller (newRow) with its record (the resource's mapper over the row
  * and what it embeds, read beforehand), written only when `guard`'s checks pass in the same statement
- * (what the record embeds is still as read, ...). Answers whether it was written; when it was not, nothing
- * was, and the caller reads again and retries.
+ * (what the record embeds is still as read, ...), with the guard's further events. Answers null when it was
+ * not written (nothing was; the caller reads again and retries, or takes another path), else the values the
+ * statement gave the guard's marks, already filled into its events and the key's answer: the caller fills
+ * them into the record it answers.
  */
 export async function createCheckedRecord<K extends ObjectType>(
   db: Db,
@@ -366,7 +370,7 @@ export async function createCheckedRecord<K extends ObjectType>(
   row: Record<string, unknown> & { uuid: string },
   record: RecordedObjects[K],
   guard?: CreateGuard,
-): Promise<boolean> {
+): Promise<MarkValues | null> {
   const table = definitionOf(type).table;
   const event: NewEvent = {
     companyId: actor.companyId,
@@ -380,7 +384,7 @@ export async function createCheckedRecord<K extends ObjectType>(
   const written = await keyedWrite(actor, () =>
     insertRecordWithEvent(db, getTableName(table), rowColumns(table, row), event, completion, randomTimeOrderedId, guard),
   );
-  if (written) markCompleted(actor, completion);
+  if (written) markCompleted(actor, completion && { ...completion, body: fillMarks(completion.body, written) });
   return written;
 }
 

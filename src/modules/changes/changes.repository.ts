@@ -1,7 +1,7 @@
 import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
-import { uuidRun } from '../../shared/ids.js';
+import { randomTimeOrderedId, uuidRun } from '../../shared/ids.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { KeyCompletion } from '../../shared/keyed-writes.js';
 import type { RowColumn } from '../../shared/record-rows.js';
@@ -127,18 +127,7 @@ function subscribes(endpoint: string, event: string): SQL {
  */
 async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], newDeliveryUuid: () => string): Promise<number> {
   const ids = uuidRun(newDeliveryUuid(), batch.length * MAX_LIVE_ENDPOINTS);
-  const statement = (rows: SQL, idsParam: unknown) => sql`with inserted as (
-      insert into ${events} (company_id, uuid, type, object_type, object_uuid, data) values ${rows}
-      returning company_id, uuid, type, seq
-    ), targets as (
-      select inserted.company_id, inserted.uuid, inserted.type, endpoint.uuid as endpoint_uuid,
-        row_number() over (order by inserted.seq, endpoint.uuid) as n
-      from inserted join webhook_endpoints endpoint on ${subscribes('endpoint', 'inserted')}
-    ), made as (
-      insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-      select company_id, coalesce((${idsParam}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
-      returning 1
-    )
+  const statement = (rows: SQL, idsParam: SQL) => sql`with ${eventsWithDeliveries(sql`values ${rows}`, idsParam)}
     select count(*)::int as made from made`;
   // Raw SQL: the json column's encoding is done here, as the query builder does it for the other path.
   const values = batch.map((event) => ({ ...event, data: JSON.stringify(event.data) }));
@@ -150,11 +139,11 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
     [result] = await executePrepared<{ made: number }>(
       db,
       `insert_events_deliveries_${batch.length}`,
-      () => statement(valuesList(placeholdersOf(batch.length)), sql.placeholder('ids')),
+      () => statement(valuesList(placeholdersOf(batch.length)), sql`${sql.placeholder('ids')}`),
       { ...paramsOf(values), ids },
     );
   } else {
-    const built = await db.execute(statement(valuesList(values), sql.param(ids)));
+    const built = await db.execute(statement(valuesList(values), sql`${sql.param(ids)}`));
     [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
   }
   return result?.made ?? 0;
@@ -162,30 +151,96 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
 
 
 /**
- * The CTEs `event` and `made` of a one-statement write: the event of the row that `source` yields (a
- * `from ...` clause over the write's own CTE) and a delivery per subscribed endpoint, with the service's ids.
+ * The CTEs `event`, `targets` and `made` of a write that records its events in its own statement: the events
+ * that `rows` yields (a VALUES list or a SELECT of company_id, uuid, type, object_type, object_uuid, data, in
+ * the order their seq follows) and a delivery per event and subscribed endpoint, with the service's ids.
  */
-function eventWithDeliveries(source: SQL): SQL {
+function eventsWithDeliveries(rows: SQL, ids: SQL): SQL {
   return sql`event as (
-        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data)
-        select ${sql.placeholder('companyId')}::uuid, ${sql.placeholder('uuid')}::uuid, ${sql.placeholder('type')}, ${sql.placeholder('objectType')},
-          ${sql.placeholder('objectUuid')}::uuid, ${sql.placeholder('data')}::json ${source}
-        returning company_id, uuid, type
+        insert into ${events} (company_id, uuid, type, object_type, object_uuid, data) ${rows}
+        returning company_id, uuid, type, seq
       ), targets as (
-        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid, row_number() over (order by endpoint.uuid) as n
+        select event.company_id, event.uuid, event.type, endpoint.uuid as endpoint_uuid,
+          row_number() over (order by event.seq, endpoint.uuid) as n
         from event join webhook_endpoints endpoint on ${subscribes('endpoint', 'event')}
       ), made as (
         insert into ${webhookDeliveries} (company_id, uuid, endpoint_uuid, event_uuid, event_type)
-        select company_id, coalesce((${sql.placeholder('ids')}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
+        select company_id, coalesce((${ids}::uuid[])[n], gen_random_uuid()), endpoint_uuid, uuid, type from targets
         returning 1
       )`;
+}
+
+/**
+ * A value a one-statement write learns only as it runs (an amount settled under a row's lock), written into its
+ * JSON texts (its events, a key's answer) where the service put `mark`: a string of the service's making that no
+ * client could have sent (markOf). The JSON string `"<mark>"` is replaced by the text of `value`, a scalar SQL
+ * expression over the statement's CTEs giving a JSON number or string.
+ */
+export interface JsonMark {
+  mark: string;
+  value: SQL;
+}
+
+/** A mark for `value`: a label to read it by and a random part no client can know when it sends its body. */
+export function newMark(label: string, value: SQL): JsonMark {
+  return { mark: `mark:${label}:${randomTimeOrderedId()}`, value };
+}
+
+/** The text of a JSON value filled in at each mark, by the mark. */
+export type MarkValues = Readonly<Record<string, string>>;
+
+/** The JSON text `text` (an SQL text) with the JSON string of each mark (placeholder `mark<i>`) replaced by its value. */
+function fillMarksSql(text: SQL, marks: readonly JsonMark[]): SQL {
+  return marks.reduce<SQL>((filled, { value }, index) => sql`replace(${filled}, ${sql.placeholder(`mark${index}`)}::text, (${value})::text)`, text);
+}
+
+/** The placeholders of fillMarksSql. */
+function markParams(marks: readonly JsonMark[]): Record<string, string> {
+  return Object.fromEntries(marks.map(({ mark }, index) => [`mark${index}`, JSON.stringify(mark)]));
+}
+
+/** The JSON text `text` with the JSON string of each mark replaced by the value the statement gave it. */
+export function fillMarks(text: string, values: MarkValues): string {
+  let filled = text;
+  for (const [mark, value] of Object.entries(values)) filled = filled.split(JSON.stringify(mark)).join(value);
+  return filled;
+}
+
+/** The parameters of eventSelect's event `index`. */
+function eventParams(event: NewEvent, index: number): Record<string, unknown> {
+  return {
+    [`companyId${index}`]: event.companyId,
+    [`uuid${index}`]: event.uuid,
+    [`type${index}`]: event.type,
+    [`objectType${index}`]: event.objectType,
+    [`objectUuid${index}`]: event.objectUuid,
+    [`data${index}`]: JSON.stringify(event.data),
+  };
+}
+
+/**
+ * The events of a one-statement write as a SELECT for eventsWithDeliveries: `count` events from placeholders
+ * (eventParams), in their order, written only when `written` (an SQL condition over the write's own CTEs)
+ * holds, their JSON texts with `marks` filled in.
+ */
+function eventSelect(count: number, written: SQL, marks: readonly JsonMark[]): SQL {
+  const rows = Array.from({ length: count }, (_, index) => {
+    const p = (field: string) => sql.placeholder(`${field}${index}`);
+    return sql`(${sql.raw(String(index))}, ${p('companyId')}::uuid, ${p('uuid')}::uuid, ${p('type')}::text, ${p('objectType')}::text,
+      ${p('objectUuid')}::uuid, ${fillMarksSql(sql`${p('data')}::text`, marks)})`;
+  });
+  return sql`select listed.company_id, listed.uuid, listed.type, listed.object_type, listed.object_uuid, listed.data::json
+    from (values ${sql.join(rows, sql`, `)}) as listed(n, company_id, uuid, type, object_type, object_uuid, data)
+    where ${written} order by listed.n`;
 }
 
 /**
  * What a create writes or checks besides its row, in the same statement: CTEs before the insert (locks,
  * checks), which must yield one row (`source`, a `from ...` clause over them) for the row to be inserted,
  * and CTEs after it that may read `inserted` (rows of other tables written with it). Values are
- * placeholders, filled from `params`; `name` names the statement's shape.
+ * placeholders, filled from `params`; `name` names the statement's shape. `events` are recorded after the
+ * created one (changes the create makes to other records), and `marks` fill in the JSON of every event and of
+ * the key's answer what the statement learns as it runs (the same marks for every statement of one name).
  */
 export interface CreateGuard {
   name: string;
@@ -193,15 +248,18 @@ export interface CreateGuard {
   source: SQL;
   after?: SQL;
   params: Record<string, unknown>;
+  events?: readonly NewEvent[];
+  marks?: readonly JsonMark[];
 }
 
 /**
- * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event, the
- * event's deliveries to the company's subscribed endpoints and, for a keyed request, the key's completion,
- * as data-modifying CTEs of one INSERT, which commits or fails whole. The event's JSON is built by the
- * service (the record's mapper over the row it writes), so nothing is read back. Prepared once per table
- * and shape (keyed or not, guarded or not): every column is always written. With a guard, the row and all
- * that goes with it are written only when the guard's checks pass; answers whether it was written.
+ * A create in one statement (one round trip, no BEGIN or COMMIT): the record's row, its created event (and a
+ * guard's further events), the events' deliveries to the company's subscribed endpoints and, for a keyed
+ * request, the key's completion, as data-modifying CTEs of one INSERT, which commits or fails whole. The
+ * events' JSON is built by the service (the record's mapper over the row it writes), so nothing is read back.
+ * Prepared once per table and shape (keyed or not, guarded or not): every column is always written. With a
+ * guard, the row and all that goes with it are written only when the guard's checks pass. Answers null when
+ * nothing was written, else the values of the guard's marks (none without marks).
  */
 export async function insertRecordWithEvent(
   db: Db,
@@ -211,8 +269,10 @@ export async function insertRecordWithEvent(
   key: KeyCompletion | null,
   newDeliveryUuid: () => string,
   guard?: CreateGuard,
-): Promise<boolean> {
-  const ids = uuidRun(newDeliveryUuid(), MAX_LIVE_ENDPOINTS);
+): Promise<MarkValues | null> {
+  const recorded = [event, ...(guard?.events ?? [])];
+  const marks = guard?.marks ?? [];
+  const ids = uuidRun(newDeliveryUuid(), recorded.length * MAX_LIVE_ENDPOINTS);
   const name = `create_${tableName}${guard ? `_${guard.name}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
@@ -221,29 +281,31 @@ export async function insertRecordWithEvent(
       ? sql`, completed as (
           insert into idempotency_keys (company_id, key, fingerprint, state, response_status, response_body, record_uuid)
           select ${sql.placeholder('keyCompany')}::uuid, ${sql.placeholder('key')}, ${sql.placeholder('fingerprint')}, 'completed',
-            ${sql.placeholder('status')}::int, ${sql.placeholder('body')}, ${sql.placeholder('recordUuid')}::uuid from inserted
+            ${sql.placeholder('status')}::int, ${fillMarksSql(sql`${sql.placeholder('body')}::text`, marks)}, ${sql.placeholder('recordUuid')}::uuid
+          from inserted
         )`
       : sql``;
     const row = guard ? sql`select ${values} ${guard.source}` : sql`values (${values})`;
+    const markValues = marks.map(({ value }, index) => sql`, (${value})::text as ${sql.identifier(`mark${index}`)}`);
     return sql`with ${guard ? sql`${guard.before}, ` : sql``}inserted as (
         insert into ${sql.identifier(tableName)} (${list}) ${row} returning 1
-      ), ${guard?.after ? sql`${guard.after}, ` : sql``}${eventWithDeliveries(sql`from inserted`)}${keyed}
-      select (select count(*) from inserted)::int as inserted`;
+      ), ${guard?.after ? sql`${guard.after}, ` : sql``}${eventsWithDeliveries(
+        eventSelect(recorded.length, sql`exists (select 1 from inserted)`, marks),
+        sql`${sql.placeholder('ids')}`,
+      )}${keyed}
+      select (select count(*) from inserted)::int as inserted${sql.join(markValues)}`;
   };
   const params: Record<string, unknown> = {
     ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
-    companyId: event.companyId,
-    uuid: event.uuid,
-    type: event.type,
-    objectType: event.objectType,
-    objectUuid: event.objectUuid,
-    data: JSON.stringify(event.data),
+    ...Object.assign({}, ...recorded.map(eventParams)),
+    ...markParams(marks),
     ids,
     ...(key ? { keyCompany: key.companyId, key: key.key, fingerprint: key.fingerprint, status: key.status, body: key.body, recordUuid: key.recordUuid } : {}),
     ...guard?.params,
   };
-  const [result] = await executePrepared<{ inserted: number }>(db, name, build, params);
-  return (result?.inserted ?? 0) > 0;
+  const [result] = await executePrepared<Record<string, unknown> & { inserted: number }>(db, name, build, params);
+  if (!result || result.inserted === 0) return null;
+  return Object.fromEntries(marks.map(({ mark }, index) => [mark, String(result[`mark${index}`])]));
 }
 
 /** A row and its version (xmin): any other write of the row gives it another. */
@@ -287,7 +349,7 @@ export async function updateRecordWithEvent(
         where company_id = ${sql.placeholder('whereCompany')}::uuid and uuid = ${sql.placeholder('whereUuid')}::uuid
           and deleted_at is null and xmin = ${sql.placeholder('version')}::xid
         returning 1
-      ), ${eventWithDeliveries(sql`from updated where ${sql.placeholder('recorded')}::boolean`)}
+      ), ${eventsWithDeliveries(eventSelect(1, sql`${sql.placeholder('recorded')}::boolean and exists (select 1 from updated)`, []), sql`${sql.placeholder('ids')}`)}
       select (select count(*) from updated)::int as updated, (select count(*) from made)::int as made`;
   };
   const params: Record<string, unknown> = {
@@ -296,12 +358,7 @@ export async function updateRecordWithEvent(
     whereUuid: where.uuid,
     version: where.version,
     recorded: event !== null,
-    companyId: event?.companyId ?? where.companyId,
-    uuid: event?.uuid ?? where.uuid,
-    type: event?.type ?? '',
-    objectType: event?.objectType ?? '',
-    objectUuid: event?.objectUuid ?? where.uuid,
-    data: event ? JSON.stringify(event.data) : 'null',
+    ...eventParams(event ?? { companyId: where.companyId, uuid: where.uuid, type: '', objectType: '', objectUuid: where.uuid, data: null }, 0),
     ids,
   };
   const [result] = await executePrepared<{ updated: number }>(db, `update_${tableName}_versioned`, build, params);

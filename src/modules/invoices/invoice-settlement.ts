@@ -1,5 +1,8 @@
 import type { Db } from '../../db/client.js';
+import { sql } from 'drizzle-orm';
 import type { Changes } from '../changes/change-recorder.js';
+import { newMark, type CreateGuard, type JsonMark, type NewEvent } from '../changes/changes.repository.js';
+import { randomTimeOrderedId } from '../../shared/ids.js';
 import { invalidField } from '../../errors.js';
 import { centsToDecimal, fromCents, toCents, type Cents } from '../../shared/money.js';
 import { markJobPaid } from '../jobs/jobs.repository.js';
@@ -133,4 +136,66 @@ async function settled_(
     await changes.touch('job', invoice.jobUuid);
     await markJobPaid(changes.tx, changes.companyId, invoice.jobUuid);
   }
+}
+
+/** An invoice as a settling payment reads it (findInvoiceDetailWithContent): unlocked, with its content digest. */
+export type InvoiceToSettle = NonNullable<Awaited<ReturnType<typeof repository.findInvoiceDetailWithContent>>>;
+
+/** Reads the invoice a payment of `added` cents may settle in its own statement (settlingGuard); null when there is none. */
+export function readInvoiceToSettle(db: Db, companyId: string, uuid: string): Promise<InvoiceToSettle | null> {
+  return repository.findInvoiceDetailWithContent(db, companyId, uuid);
+}
+
+/** Whether a payment adding `added` cents can settle `read` in its own statement: it stays Pending with a balance. */
+export function settlesInStatement(read: InvoiceToSettle, added: Cents): boolean {
+  return added > 0 && read.invoice.deletedAt === null && read.invoice.status === 'Pending' && toCents(read.invoice.balanceAmount) > added;
+}
+
+/**
+ * What a payment create's statement (createCheckedRecord) adds around the payment's row to settle its invoice
+ * in the same statement (settlingPaymentCte): the invoice's amounts are the row's as the statement locks it,
+ * so they are marks in the JSON until the statement fills them in: `balance` in the invoice the payment
+ * embeds, the invoice's amounts and their previous values in its invoice.updated event, recorded after the
+ * payment's. Written only while the invoice is as `read` but for other payments' settlements; else nothing is
+ * written and the payment takes the transaction path, which refuses or settles it as the rules say.
+ */
+export function settlingGuard(read: InvoiceToSettle, added: Cents, now: Date): { guard: CreateGuard; balance: JsonMark } {
+  const { invoice } = read;
+  const settledValue = (column: string) => sql`(select ${sql.identifier(column)} from settled)`;
+  const [paid, balance, paidBefore, balanceBefore] = [
+    newMark('paid', settledValue('paid')),
+    newMark('balance', settledValue('balance')),
+    newMark('paid_before', settledValue('paid_before')),
+    newMark('balance_before', settledValue('balance_before')),
+  ];
+  const after = toInvoiceResponse({ ...read, invoice: { ...invoice, updatedAt: now } });
+  const event: NewEvent = {
+    companyId: invoice.companyId,
+    uuid: randomTimeOrderedId(),
+    type: 'invoice.updated',
+    objectType: 'invoice',
+    objectUuid: invoice.uuid,
+    data: {
+      object: { ...after, paid_amount: paid.mark, balance_amount: balance.mark },
+      previous_attributes: { paid_amount: paidBefore.mark, balance_amount: balanceBefore.mark },
+    },
+  };
+  return {
+    guard: {
+      name: 'settling',
+      before: repository.settlingPaymentCte(),
+      source: sql`from settled`,
+      params: repository.settlingPaymentParams({
+        companyId: invoice.companyId,
+        uuid: invoice.uuid,
+        added: centsToDecimal(added),
+        updatedAt: now,
+        shown: read.shownStatus,
+        content: read.content,
+      }),
+      events: [event],
+      marks: [paid, balance, paidBefore, balanceBefore],
+    },
+    balance,
+  };
 }

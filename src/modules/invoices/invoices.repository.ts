@@ -61,6 +61,68 @@ export async function findInvoiceDetail(db: Db, companyId: string, uuid: string,
 }
 export type InvoiceDetailRow = DetailRow;
 
+/**
+ * A digest of what an invoice holds besides what settlement writes (paid_amount, balance_amount, updated_at)
+ * and what is derived (search_text): equal digests mean the invoice changed by settlements only.
+ */
+const invoiceContent: SQL<string> = sql<string>`md5(row(${sql.join(
+  Object.values(getTableColumns(invoices))
+    .filter((column) => ![invoices.paidAmount, invoices.balanceAmount, invoices.updatedAt, invoices.searchText].includes(column as never))
+    .map((column) => sql`${column}`),
+  sql`, `,
+)})::text)`;
+
+/** findInvoiceDetail with the invoice's content digest (invoiceContent), unlocked: what a settling payment is built on. */
+export async function findInvoiceDetailWithContent(db: Db, companyId: string, uuid: string) {
+  const statement = prepared(db, 'invoice_detail_live_content', () =>
+    db
+      .select({ ...detailColumns, content: invoiceContent })
+      .from(invoices)
+      .innerJoin(customers, customerOfInvoice)
+      .leftJoin(jobs, and(eq(jobs.companyId, invoices.companyId), eq(jobs.uuid, invoices.jobUuid)))
+      .leftJoin(estimates, and(eq(estimates.companyId, invoices.companyId), eq(estimates.uuid, invoices.estimateUuid)))
+      .leftJoin(locations, and(eq(locations.companyId, invoices.companyId), eq(locations.uuid, invoices.locationUuid)))
+      .where(byUuidPlaceholders(invoices, false))
+      .limit(1),
+  );
+  const rows = (await statement.execute({ companyId, uuid })) as Array<InvoiceDetailRow & { invoice: InvoiceRow; content: string }>;
+  return rows[0] ?? null;
+}
+
+/**
+ * A payment's settlement of a Pending invoice that stays Pending, as the data-modifying CTE `settled` of the
+ * payment's own statement: `added` (a numeric placeholder) is added to paid_amount and taken from the
+ * balance of the row as it is when the statement locks it, so concurrent payments wait on the row for one
+ * statement each, not for a transaction. It writes only while the invoice is live, Pending, keeps a balance
+ * above 0 (so it stays Pending and its job is not paid yet), reads as `shown` still and holds what the payment
+ * was built on (invoiceContent = `content`). It answers the amounts after and before as JSON numbers.
+ */
+export function settlingPaymentCte(): SQL {
+  const [companyId, uuid] = [sql.placeholder('settleCompany'), sql.placeholder('settleInvoice')];
+  const [added, updatedAt, shown, content] = ['settleAdded', 'settleAt', 'settleShown', 'settleContent'].map((name) => sql`${sql.placeholder(name)}`);
+  const column = (name: string) => sql.identifier(name);
+  return sql`settled as (update ${invoices} set ${column(invoices.paidAmount.name)} = ${invoices.paidAmount} + ${added}::numeric,
+      ${column(invoices.balanceAmount.name)} = ${invoices.balanceAmount} - ${added}::numeric,
+      ${column(invoices.updatedAt.name)} = ${updatedAt}::timestamptz
+    where ${byUuid(invoices, companyId, uuid)} and ${invoices.status} = 'Pending' and ${invoices.balanceAmount} > ${added}::numeric
+      and ${invoiceReadStatus} = ${shown}::text and ${invoiceContent} = ${content}::text
+    returning trim_scale(${invoices.paidAmount})::text as paid, trim_scale(${invoices.balanceAmount})::text as balance,
+      trim_scale(${invoices.paidAmount} - ${added}::numeric)::text as paid_before,
+      trim_scale(${invoices.balanceAmount} + ${added}::numeric)::text as balance_before)`;
+}
+
+/** The values of settlingPaymentCte's placeholders. */
+export function settlingPaymentParams(values: { companyId: string; uuid: string; added: string; updatedAt: Date; shown: InvoiceStatus; content: string }) {
+  return {
+    settleCompany: values.companyId,
+    settleInvoice: values.uuid,
+    settleAdded: values.added,
+    settleAt: values.updatedAt.toISOString(),
+    settleShown: values.shown,
+    settleContent: values.content,
+  };
+}
+
 /** findInvoiceDetail with the invoice row locked until the transaction ends: the lock and the read in one statement. */
 export async function lockInvoiceDetail(tx: Db, companyId: string, uuid: string, includeDeleted = false) {
   const statement = prepared(tx, `invoice_detail_${includeDeleted ? 'any' : 'live'}_for_update`, () =>

@@ -7,8 +7,18 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, toCents, type Cents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
-import { getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
-import { insertWithSettlement, lockInvoice, lockInvoiceForChange, settleInvoice, type LockedInvoice } from '../invoices/invoice-settlement.js';
+import { newRow } from '../../shared/record-rows.js';
+import { createCheckedRecord, getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
+import {
+  insertWithSettlement,
+  lockInvoice,
+  lockInvoiceForChange,
+  readInvoiceToSettle,
+  settleInvoice,
+  settlesInStatement,
+  settlingGuard,
+  type LockedInvoice,
+} from '../invoices/invoice-settlement.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
@@ -40,55 +50,78 @@ function requireIssued(invoice: LockedInvoice, field: string): void {
 }
 
 /**
- * Locks the invoice, writes the payment and settles the invoice in one transaction, so concurrent
- * payments never overshoot the total nor lose an update. The number is taken last: the company-wide
- * payment counter is then locked only for one statement and the commit, while the invoice lock guards
- * the balance.
+ * A payment create. The usual one, Completed on a Pending invoice that keeps a balance, is one statement
+ * (createSettling); any other, and one whose invoice changed otherwise since it was read, is a transaction
+ * (createLocking). Either way the number is the one the payment got at commit.
  */
 async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
-  const { companyId } = actor;
   const amount = toCents(body.amount);
   const net = netAmount(amount, toCents(body.processing_fee ?? 0));
   const status = body.status ?? 'Completed';
   const processedAt = processedAtFor(status, body.processed_at, null);
-  const uuid = uuidv7();
-  const created = await recordChanges(db, actor, async (changes) => {
+  const values = {
+    ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
+    companyId: actor.companyId,
+    uuid: uuidv7(),
+    netAmount: centsToDecimal(net),
+    status,
+    processedAt,
+    createdByUserId: actor.userId,
+  };
+  const added = status === 'Completed' ? amount : 0;
+  const created = (await createSettling(db, actor, values, added)) ?? (await createLocking(db, actor, values, added));
+  return withNumber(db, actor.companyId, 'payment', created);
+}
+
+type NewPayment = Omit<repository.PaymentInsert, 'customerUuid'>;
+
+/**
+ * The payment, its invoice's settlement under the invoice's row lock, the payment.created and invoice.updated
+ * events and a keyed request's key, in one statement after an unlocked read of the invoice (settlingGuard):
+ * concurrent payments of one invoice wait on its row for one statement each. Null when the payment is not
+ * one it settles (settlesInStatement) or the invoice changed otherwise meanwhile: nothing was written.
+ */
+async function createSettling(db: Db, actor: Actor, values: NewPayment, added: Cents): Promise<PaymentResponse | null> {
+  const read = await readInvoiceToSettle(db, actor.companyId, values.invoiceUuid);
+  if (!read || !settlesInStatement(read, added)) return null;
+  const now = new Date();
+  const row = newRow<repository.PaymentRow>(payments, { ...values, customerUuid: read.invoice.customerUuid }, now);
+  const record = toPaymentResponse({ payment: row, invoice: { ...read.invoice, shownStatus: read.shownStatus }, customer: read.customer });
+  const { guard, balance } = settlingGuard(read, added, now);
+  // The recorded record holds the balance's mark until the statement settles it.
+  const marked = { ...record, invoice: { ...record.invoice, balance_amount: balance.mark } } as unknown as PaymentResponse;
+  const settled = await createCheckedRecord(db, actor, 'payment', row, marked, guard);
+  if (!settled) return null;
+  return { ...record, invoice: { ...record.invoice, balance_amount: Number(settled[balance.mark]) } };
+}
+
+/**
+ * Locks the invoice, writes the payment and settles the invoice in one transaction, so concurrent
+ * payments never overshoot the total nor lose an update; a payment the rules refuse is refused here.
+ */
+async function createLocking(db: Db, actor: Actor, values: NewPayment, added: Cents) {
+  return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
-    const detail = await lockInvoiceForChange(changes, body.invoice_uuid);
+    const detail = await lockInvoiceForChange(changes, values.invoiceUuid);
     if (!detail) throw missingReference('invoice_uuid');
     const { invoice, customer } = detail;
     requireIssued(invoice, 'invoice_uuid');
-    const added = status === 'Completed' ? amount : 0;
     // The payment and its invoice's settlement in one statement (invoice-settlement.ts).
     const { row: payment, settled } = await insertWithSettlement(changes, detail, added, (settlement) =>
-      repository.insertPaymentSettling(
-        tx,
-        {
-          ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
-          companyId,
-          uuid,
-          customerUuid: invoice.customerUuid,
-          netAmount: centsToDecimal(net),
-          status,
-          processedAt,
-          createdByUserId: actor.userId,
-        },
-        settlement,
-      ),
+      repository.insertPaymentSettling(tx, { ...values, customerUuid: invoice.customerUuid }, settlement),
     );
     // Its GET form from the rows in hand: the payment as written, its invoice as settled, the invoice's customer.
     changes.created(
       'payment',
-      uuid,
+      values.uuid,
       toPaymentResponse({
         payment,
         invoice: { ...settled.invoice, shownStatus: settled.shownStatus },
         customer: { uuid: customer.uuid, firstName: customer.firstName, lastName: customer.lastName },
       }),
     );
-    return changes.answer('payment', uuid);
+    return changes.answer('payment', values.uuid);
   });
-  return withNumber(db, companyId, 'payment', created);
 }
 
 /**
