@@ -4,6 +4,7 @@ import { UuidParams } from '../src/shared/crud-routes.js';
 import { GetQuery } from '../src/shared/list-query.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer } from './helpers/factories.js';
+import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-factories.js';
 
 /**
  * The budget of the most frequent request, a GET of one record (bench/README.md, "hot path"): one SQL
@@ -12,12 +13,29 @@ import { makeCompany, makeCustomer } from './helpers/factories.js';
  */
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 
-/** Statements the background work sends on its own timers, whatever the requests do. */
+/**
+ * Statements the background work sends on its own timers, whatever the requests do; a request's one-statement
+ * write (a WITH of CTEs) names some of the same tables.
+ */
 const BACKGROUND = /usage_counters|webhook_deliveries|last_used_at|idempotency_keys|from "?events"? where .*created_at </;
+const isBackground = (text: string) => BACKGROUND.test(text) && !/^with /i.test(text.trimStart());
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** Records the statements the API sends from now on (the background's left out); restored after each test. */
+function recordStatements(): string[] {
+  const sent: string[] = [];
+  const query = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string };
+    const text = typeof config === 'string' ? config : (config?.text ?? '');
+    if (!isBackground(text)) sent.push(text);
+    return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
+  });
+  return sent;
+}
 
 describe('the hot path of a GET', () => {
   it.skipIf(!ctx.databaseUrl)('sends one statement for a customer GET and one round trip of statements for a list page', async () => {
@@ -26,14 +44,7 @@ describe('the hot path of a GET', () => {
     // The first request loads the key and the usage count; later ones find both in memory.
     expect((await call(ctx.app, 'GET', `/api/v1/customers/${customer.uuid}`, { key: company.key })).status).toBe(200);
 
-    const sent: string[] = [];
-    const query = pg.Client.prototype.query;
-    vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string };
-      const text = typeof config === 'string' ? config : (config?.text ?? '');
-      if (!BACKGROUND.test(text)) sent.push(text);
-      return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
-    });
+    const sent = recordStatements();
     const got = await call(ctx.app, 'GET', `/api/v1/customers/${customer.uuid}`, { key: company.key });
     expect(got.status).toBe(200);
     expect(sent).toHaveLength(1);
@@ -68,5 +79,30 @@ describe('the hot path of a GET', () => {
     const deleted = await call(ctx.app, 'GET', `/api/v1/customers/${customer.uuid}?include_deleted=true`, { key: company.key });
     expect(deleted.status).toBe(200);
     expect(query).toHaveBeenCalled();
+  });
+});
+
+describe('the round trips of a create that numbers its document (bench/README.md, I1 and P1)', () => {
+  it.skipIf(!ctx.databaseUrl)('an invoice: its reads (customer and location, job), then one statement; a payment that leaves it Pending: a read and one statement', async () => {
+    const setup = await makeBillingSetup(ctx.app, ctx.database);
+    const { key } = setup.company;
+    const body = { job_uuid: setup.jobUuid, customer_uuid: setup.customer.uuid, due_date: '2099-12-31', line_items: [{ description: 'Service', unit_price: 100 }] };
+    // The first request loads the key and the usage count.
+    await makeInvoiceOf(ctx.app, setup, 10);
+
+    const sent = recordStatements();
+    const invoice = await call(ctx.app, 'POST', '/api/v1/invoices', { key, body });
+    expect(invoice.status).toBe(200);
+    expect(invoice.body.data.invoice_number).toMatch(/^INV-/);
+    expect(sent.filter((text) => /^(begin|commit)/i.test(text))).toEqual([]);
+    expect(sent).toHaveLength(3);
+    expect(sent[2]).toMatch(/^with job_ready as .*insert into "invoices"/s);
+
+    sent.length = 0;
+    const payment = await call(ctx.app, 'POST', '/api/v1/payments', { key, body: paymentBody(invoice.body.data.uuid, 10) });
+    expect(payment.status).toBe(200);
+    expect(payment.body.data.invoice.balance_amount).toBe(90);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toMatch(/^with settled as .*insert into "payments"/s);
   });
 });

@@ -284,6 +284,22 @@ function eventOf(entry: Entry, after: ApiRecord, embeds: readonly string[]): { t
   };
 }
 
+/**
+ * The event of a change of one record from `before` to `after` (its GET forms) made outside the recorder (a
+ * one-statement write): updated or deleted, with the changed fields; null when nothing changed.
+ */
+export function updatedEvent<K extends ObjectType>(
+  companyId: string,
+  type: K,
+  uuid: string,
+  before: RecordedObjects[K],
+  after: RecordedObjects[K],
+): NewEvent | null {
+  const entry: Entry = { type, uuid, kind: 'target', before: before as unknown as ApiRecord };
+  const described = eventOf(entry, after as unknown as ApiRecord, definitionOf(type).embeds);
+  return described && { companyId, uuid: randomTimeOrderedId(), type: described.type, objectType: type, objectUuid: uuid, data: described.data };
+}
+
 type Write<R> = (changes: Changes) => Promise<R>;
 /** Who writes: the company, the If-Match of a conditional write and the Idempotency-Key of a keyed one. */
 type WriteActor = Pick<Actor, 'companyId' | 'ifMatch' | 'idempotency'>;
@@ -419,15 +435,7 @@ export async function changeRecord<K extends ObjectType>(
     const values = await change(row as never);
     const next = changedRow(definition.table, row, values, new Date());
     const after = fromRow(next as never);
-    const described = eventOf({ type, uuid, kind: 'target', before }, after as ApiRecord, definition.embeds);
-    const event: NewEvent | null = described && {
-      companyId: actor.companyId,
-      uuid: randomTimeOrderedId(),
-      type: described.type,
-      objectType: type,
-      objectUuid: uuid,
-      data: described.data,
-    };
+    const event = updatedEvent(actor.companyId, type, uuid, before as RecordedObjects[K], after);
     const where = { companyId: actor.companyId, uuid, version };
     const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, randomTimeOrderedId);
     if (written) return after;

@@ -247,6 +247,8 @@ export interface CreateGuard {
   before: SQL;
   source: SQL;
   after?: SQL;
+  /** What `inserted` answers (its RETURNING list) for the CTEs after it and the marks; 1 when not given. */
+  returning?: SQL;
   params: Record<string, unknown>;
   events?: readonly NewEvent[];
   marks?: readonly JsonMark[];
@@ -273,7 +275,8 @@ export async function insertRecordWithEvent(
   const recorded = [event, ...(guard?.events ?? [])];
   const marks = guard?.marks ?? [];
   const ids = uuidRun(newDeliveryUuid(), recorded.length * MAX_LIVE_ENDPOINTS);
-  const name = `create_${tableName}${guard ? `_${guard.name}` : ''}${key ? '_keyed' : ''}`;
+  // The shape: the guard, how many events (a guard's further events may be none) and whether keyed.
+  const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
     const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
@@ -288,7 +291,7 @@ export async function insertRecordWithEvent(
     const row = guard ? sql`select ${values} ${guard.source}` : sql`values (${values})`;
     const markValues = marks.map(({ value }, index) => sql`, (${value})::text as ${sql.identifier(`mark${index}`)}`);
     return sql`with ${guard ? sql`${guard.before}, ` : sql``}inserted as (
-        insert into ${sql.identifier(tableName)} (${list}) ${row} returning 1
+        insert into ${sql.identifier(tableName)} (${list}) ${row} returning ${guard?.returning ?? sql`1`}
       ), ${guard?.after ? sql`${guard.after}, ` : sql``}${eventsWithDeliveries(
         eventSelect(recorded.length, sql`exists (select 1 from inserted)`, marks),
         sql`${sql.placeholder('ids')}`,

@@ -21,6 +21,9 @@ export const invoiceReadStatus: SQL<InvoiceStatus> = sql<InvoiceStatus>`(case
   when ${invoices.status} = 'Pending' and ${invoices.balanceAmount} > 0 and ${invoices.dueDate} < ${invoiceToday}
   then 'Overdue' else ${invoices.status} end)`;
 
+/** The status an invoice being inserted reads as, for the insert's RETURNING list (`shown_status`). */
+export const insertedInvoiceStatus: SQL = sql`${invoiceReadStatus} as shown_status`;
+
 export type InvoiceRow = typeof invoices.$inferSelect & { status: StoredInvoiceStatus };
 export type InvoiceInsert = typeof invoices.$inferInsert;
 

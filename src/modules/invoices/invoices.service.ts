@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../../db/client.js';
 import { invoices, locations } from '../../db/schema/index.js';
@@ -7,11 +8,13 @@ import type { CrudService } from '../../shared/crud-routes.js';
 import { mapPage } from '../../shared/list-query.js';
 import { centsToDecimal, fromCents, moneyOut, toCents } from '../../shared/money.js';
 import { bodyToColumns } from '../../shared/records.js';
+import { newRow } from '../../shared/record-rows.js';
 import { requireReference } from '../../shared/tenant-table.js';
-import { invoiceJobWith, lockJobForInvoice } from '../jobs/job-billing.js';
-import type { JobRow } from '../jobs/jobs.repository.js';
+import { invoicedJobInStatement, invoiceJobWith, lockJobForInvoice, readJobForInvoice } from '../jobs/job-billing.js';
+import type { JobRow, JobWithRelations } from '../jobs/jobs.repository.js';
 import { requireOneCustomer } from '../customers/one-customer.js';
-import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { createCheckedRecord, getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
+import { newMark } from '../changes/changes.repository.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
@@ -21,7 +24,7 @@ import {
   type PricingInput,
 } from './invoice-pricing.js';
 import { settleInvoice } from './invoice-settlement.js';
-import { businessToday, requestedStatus, settledStatus } from './invoice-status.js';
+import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
 import { toInvoiceListItem, toInvoiceResponse } from './invoices.mapper.js';
 import * as repository from './invoices.repository.js';
 import type {
@@ -127,66 +130,133 @@ export async function previewInvoice(db: Db, companyId: string, body: PreviewInv
   };
 }
 
+/** What an invoice create found of what it names: its customer and location, its job, its estimate. */
+interface InvoiceReferences {
+  parties: repository.InvoiceParties;
+  job: JobWithRelations | null;
+  estimate: repository.EstimateAmounts | null;
+}
+
 /**
- * One transaction: references checked, amounts priced, the job moved to Invoiced (and stamped paid_at when a
- * zero total makes the invoice Paid) and the row written. Its GET form is built from the rows in hand; the
- * number is taken at commit (see withNumber).
+ * An invoice create's row from what it found: references checked (400 naming the first missing one, then
+ * one customer for the document), amounts priced, status settled (a zero total is Paid at once).
+ */
+function plannedInvoice(actor: Actor, body: CreateInvoiceBody, uuid: string, found: InvoiceReferences) {
+  const { parties, job, estimate } = found;
+  const locationUuid = body.location_uuid ?? null;
+  if (!parties.customer) throw missingReference('customer_uuid');
+  if (locationUuid && !parties.location) throw missingReference('location_uuid');
+  if (!job) throw missingReference('job_uuid');
+  if (body.estimate_uuid && !estimate) throw missingReference('estimate_uuid');
+  requireOneCustomer('invoice', body.customer_uuid, [
+    { field: 'job_uuid', customerUuid: job.job.customerUuid },
+    estimate && { field: 'estimate_uuid', customerUuid: estimate.customerUuid },
+  ]);
+  const source = amountSource(job.job, estimate);
+  const pricing = priceInvoice(body, source);
+  const status = settledStatus(body.status ?? 'Pending', pricing.total);
+  const values = {
+    companyId: actor.companyId,
+    uuid,
+    customerUuid: body.customer_uuid,
+    jobUuid: body.job_uuid,
+    estimateUuid: body.estimate_uuid ?? null,
+    locationUuid,
+    createdByUserId: actor.userId,
+    invoiceType: body.invoice_type ?? 'Full',
+    progressPercentage: body.progress_percentage == null ? null : String(body.progress_percentage),
+    issueDate: body.issue_date ?? businessToday(parties.timezone),
+    dueDate: body.due_date,
+    ...pricingColumns(pricing),
+    pricingInput: { input: pricingInputOf(body), source } satisfies StoredPricing,
+    notes: body.notes ?? null,
+    terms: body.terms ?? null,
+    internalNotes: body.internal_notes ?? null,
+    status,
+  };
+  return { values, status, customer: parties.customer, location: parties.location, job, estimate };
+}
+
+/** The invoice's GET form from its row and what it embeds. */
+function invoiceRecord(
+  invoice: repository.InvoiceRow,
+  shownStatus: InvoiceStatus,
+  planned: ReturnType<typeof plannedInvoice>,
+  job: Pick<JobRow, 'uuid' | 'title' | 'status'>,
+): InvoiceResponse {
+  const { customer, estimate, location } = planned;
+  return toInvoiceResponse({
+    invoice,
+    shownStatus,
+    customer,
+    job: { uuid: job.uuid, title: job.title, status: job.status },
+    estimate: estimate && { uuid: estimate.uuid, estimateNumber: estimate.estimateNumber, status: estimate.status },
+    location,
+  });
+}
+
+/**
+ * An invoice create. The usual one is one statement after its reads (createInStatement); when its job changed
+ * between the two, it is a transaction that locks the job (createInTransaction). Either way the job moves to
+ * Invoiced (and gets paid_at when a zero total makes the invoice Paid) with the invoice, and the number is
+ * the one the invoice got at commit (see withNumber).
  */
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
-  const { companyId } = actor;
   const uuid = uuidv7();
-  const created = await recordChanges(db, actor, async (changes) => {
-    const { tx } = changes;
-    const locationUuid = body.location_uuid ?? null;
-    const { customer, location, timezone } = await repository.findInvoiceParties(tx, companyId, body.customer_uuid, locationUuid);
-    if (!customer) throw missingReference('customer_uuid');
-    if (locationUuid && !location) throw missingReference('location_uuid');
+  const created = (await createInStatement(db, actor, body, uuid)) ?? (await createInTransaction(db, actor, body, uuid));
+  return withNumber(db, actor.companyId, 'invoice', created);
+}
+
+/**
+ * The references read without locks, then one statement (createCheckedRecord): the job locked and still the
+ * version read, the invoice, the job's move, the invoice.created and job.updated events and a keyed request's
+ * key. The status the invoice reads as (Overdue past its due date) is computed by the statement from the row
+ * it inserts. Null when the job changed since it was read: nothing was written.
+ */
+async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, uuid: string): Promise<InvoiceResponse | null> {
+  const { companyId } = actor;
+  const [parties, job, estimate] = await Promise.all([
+    repository.findInvoiceParties(db, companyId, body.customer_uuid, body.location_uuid ?? null),
+    readJobForInvoice(db, companyId, body.job_uuid),
+    body.estimate_uuid ? repository.findEstimateAmounts(db, companyId, body.estimate_uuid) : null,
+  ]);
+  const planned = plannedInvoice(actor, body, uuid, { parties, job, estimate });
+  const now = new Date();
+  const moved = invoicedJobInStatement(job!, { paid: planned.status === 'Paid' }, now);
+  const row = newRow<repository.InvoiceRow>(invoices, planned.values, now);
+  const record = invoiceRecord(row, planned.status, planned, moved.job);
+  const shown = newMark('status', sql`(select to_json(shown_status)::text from inserted)`);
+  // The recorded record holds the status's mark until the statement reads it from the inserted row.
+  const marked = { ...record, status: shown.mark } as unknown as InvoiceResponse;
+  const written = await createCheckedRecord(db, actor, 'invoice', row, marked, {
+    name: 'billing_job',
+    before: moved.before,
+    source: sql`from job_ready`,
+    returning: repository.insertedInvoiceStatus,
+    after: moved.after,
+    params: moved.params,
+    events: moved.event ? [moved.event] : [],
+    marks: [shown],
+  });
+  if (!written) return null;
+  return { ...record, status: JSON.parse(written[shown.mark]) as InvoiceStatus };
+}
+
+/** The create in one transaction, the job locked from its read to the commit. */
+function createInTransaction(db: Db, actor: Actor, body: CreateInvoiceBody, uuid: string) {
+  return recordChanges(db, actor, async (changes) => {
+    const { tx, companyId } = changes;
+    const parties = await repository.findInvoiceParties(tx, companyId, body.customer_uuid, body.location_uuid ?? null);
     const job = await lockJobForInvoice(changes, body.job_uuid);
-    if (!job) throw missingReference('job_uuid');
-    const estimate = await estimateOf(tx, companyId, body.estimate_uuid);
-    requireOneCustomer('invoice', body.customer_uuid, [
-      { field: 'job_uuid', customerUuid: job.job.customerUuid },
-      estimate && { field: 'estimate_uuid', customerUuid: estimate.customerUuid },
-    ]);
-    const source = amountSource(job.job, estimate);
-    const pricing = priceInvoice(body, source);
-    const status = settledStatus(body.status ?? 'Pending', pricing.total);
+    const estimate = body.estimate_uuid ? await repository.findEstimateAmounts(tx, companyId, body.estimate_uuid) : null;
+    const planned = plannedInvoice(actor, body, uuid, { parties, job, estimate });
     // The job moves to Invoiced in the invoice's own insert: one statement (job-billing.ts).
-    const { cte, name, job: invoicedJob } = invoiceJobWith(changes, job, { paid: status === 'Paid' });
-    const { written, ...inserted } = await repository.insertInvoiceWith(tx, {
-      companyId,
-      uuid,
-      customerUuid: body.customer_uuid,
-      jobUuid: body.job_uuid,
-      estimateUuid: body.estimate_uuid ?? null,
-      locationUuid,
-      createdByUserId: actor.userId,
-      invoiceType: body.invoice_type ?? 'Full',
-      progressPercentage: body.progress_percentage == null ? null : String(body.progress_percentage),
-      issueDate: body.issue_date ?? businessToday(timezone),
-      dueDate: body.due_date,
-      ...pricingColumns(pricing),
-      pricingInput: { input: pricingInputOf(body), source } satisfies StoredPricing,
-      notes: body.notes ?? null,
-      terms: body.terms ?? null,
-      internalNotes: body.internal_notes ?? null,
-      status,
-    }, cte, name);
+    const { cte, name, job: invoicedJob } = invoiceJobWith(changes, planned.job, { paid: planned.status === 'Paid' });
+    const { written, invoice, shownStatus } = await repository.insertInvoiceWith(tx, planned.values, cte, name);
     if (written !== 1) throw new Error(`The job ${body.job_uuid} was not moved to Invoiced`);
-    changes.created(
-      'invoice',
-      uuid,
-      toInvoiceResponse({
-        ...inserted,
-        customer,
-        job: { uuid: invoicedJob.uuid, title: invoicedJob.title, status: invoicedJob.status },
-        estimate: estimate && { uuid: estimate.uuid, estimateNumber: estimate.estimateNumber, status: estimate.status },
-        location,
-      }),
-    );
+    changes.created('invoice', uuid, invoiceRecord(invoice, shownStatus, planned, invoicedJob));
     return changes.answer('invoice', uuid);
   });
-  return withNumber(db, companyId, 'invoice', created);
 }
 
 async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBody) {

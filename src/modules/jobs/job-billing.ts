@@ -1,7 +1,19 @@
-import type { Changes } from '../changes/change-recorder.js';
+import type { Db } from '../../db/client.js';
 import { toJobResponse } from './jobs.mapper.js';
-import type { SQL } from 'drizzle-orm';
-import { invoicedJobCte, invoicedJobRow, lockJobWithRelations, markJobInvoiced, type JobRow, type JobWithRelations } from './jobs.repository.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { updatedEvent, type Changes } from '../changes/change-recorder.js';
+import type { NewEvent } from '../changes/changes.repository.js';
+import {
+  findJobWithRelations,
+  invoicedJobCte,
+  invoicedJobRow,
+  jobAsReadCte,
+  lockJobWithRelations,
+  markJobInvoiced,
+  type JobRow,
+  type JobWithRelations,
+  type VersionedJob,
+} from './jobs.repository.js';
 
 /**
  * The job an invoice create bills: locked and read with its relations in one statement, and recorded as
@@ -32,5 +44,36 @@ export function invoiceJobWith(changes: Changes, locked: JobWithRelations, optio
   const now = new Date();
   const job = invoicedJobRow(locked.job, options, now);
   changes.after('job', job.uuid, toJobResponse({ ...locked, job }));
-  return { cte: invoicedJobCte(changes.companyId, locked.job.uuid, options, now), name: 'invoiced_job', job };
+  const values = { companyId: sql`${changes.companyId}`, jobUuid: sql`${locked.job.uuid}`, paid: sql`${options.paid}`, at: sql`${now.toISOString()}` };
+  return { cte: invoicedJobCte(values), name: 'invoiced_job', job };
+}
+
+/** The job an invoice create bills, read without a lock, with its version: what a one-statement create is built on. */
+export function readJobForInvoice(db: Db, companyId: string, uuid: string): Promise<VersionedJob | null> {
+  return findJobWithRelations(db, companyId, uuid);
+}
+
+/**
+ * The job's move to Invoiced in a one-statement invoice create (createCheckedRecord): `before` locks the job
+ * and yields a row only while it is still the version read, `after` moves it once the invoice is inserted,
+ * and `event` is its job.updated event, built from the row read and the row the move writes. The job row
+ * written is answered for the invoice's embed.
+ */
+export function invoicedJobInStatement(
+  read: VersionedJob,
+  options: { paid: boolean },
+  now: Date,
+): { before: SQL; after: SQL; params: Record<string, unknown>; event: NewEvent | null; job: JobRow } {
+  const job = invoicedJobRow(read.job, options, now);
+  const placeholder = (name: string) => sql`${sql.placeholder(name)}`;
+  return {
+    before: jobAsReadCte(),
+    after: invoicedJobCte(
+      { companyId: placeholder('jobCompany'), jobUuid: placeholder('jobUuid'), paid: placeholder('jobPaid'), at: placeholder('jobAt') },
+      sql`exists (select 1 from inserted)`,
+    ),
+    params: { jobCompany: read.job.companyId, jobUuid: read.job.uuid, jobVersion: read.version, jobPaid: options.paid, jobAt: now.toISOString() },
+    event: updatedEvent(read.job.companyId, 'job', read.job.uuid, toJobResponse(read), toJobResponse({ ...read, job })),
+    job,
+  };
 }

@@ -34,9 +34,12 @@ export interface JobWithRelations extends JobWithCustomer {
 }
 
 /** One job with its customer, location and assigned user, in one query. */
-export function findJobWithRelations(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<JobWithRelations | null> {
+export function findJobWithRelations(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<VersionedJob | null> {
   return selectJobWithRelations(db, companyId, uuid, includeDeleted, false);
 }
+
+/** A job with its relations and its row's version (xmin): any other write of the row gives it another. */
+export type VersionedJob = JobWithRelations & { version: string };
 
 /** findJobWithRelations with the job row locked until the transaction ends: the lock and the read in one statement. */
 export function lockJobWithRelations(db: Db, companyId: string, uuid: string, includeDeleted = false): Promise<JobWithRelations | null> {
@@ -49,7 +52,7 @@ async function selectJobWithRelations(
   uuid: string,
   includeDeleted: boolean,
   lock: boolean,
-): Promise<JobWithRelations | null> {
+): Promise<VersionedJob | null> {
   const select = () =>
     db
       .select({
@@ -60,6 +63,7 @@ async function selectJobWithRelations(
         userId: users.uuid,
         userFirstName: users.firstName,
         userLastName: users.lastName,
+        version: sql<string>`${jobs}.xmin::text`,
       })
       .from(jobs)
       .innerJoin(customers, customerOfJob)
@@ -74,6 +78,7 @@ async function selectJobWithRelations(
   const row = rows[0];
   if (!row) return null;
   return {
+    version: row.version,
     job: row.job,
     customer: row.customer,
     location: row.locationUuid && row.locationName !== null ? { uuid: row.locationUuid, name: row.locationName } : null,
@@ -167,16 +172,28 @@ export async function markJobInvoiced(db: Db, companyId: string, jobUuid: string
 
 /**
  * markJobInvoiced as a data-modifying CTE named `invoiced_job` (answering `done` per row written), for the
- * invoice's insert to put in front of itself: the job moves with its invoice in one statement.
+ * invoice's insert to put in front of itself: the job moves with its invoice in one statement. The values
+ * are given as SQL (bound values, or placeholders of a prepared statement); `when` limits the write (a
+ * statement that writes the job only with its invoice).
  */
-export function invoicedJobCte(companyId: string, jobUuid: string, options: { paid: boolean }, now: Date): SQL {
-  const at = sql`${now.toISOString()}::timestamptz`;
+export function invoicedJobCte(values: { companyId: SQL; jobUuid: SQL; paid: SQL; at: SQL }, when?: SQL): SQL {
+  const at = sql`${values.at}::timestamptz`;
   const column = (name: string) => sql.identifier(name);
   return sql`invoiced_job as (update ${jobs} set ${column(jobs.status.name)} = 'Invoiced',
     ${column(jobs.invoicedAt.name)} = coalesce(${jobs.invoicedAt}, ${at}),
-    ${column(jobs.paidAt.name)} = ${options.paid ? sql`coalesce(${jobs.paidAt}, ${at})` : sql`${jobs.paidAt}`},
+    ${column(jobs.paidAt.name)} = case when ${values.paid}::boolean then coalesce(${jobs.paidAt}, ${at}) else ${jobs.paidAt} end,
     ${column(jobs.updatedAt.name)} = ${at}
-    where ${jobs.companyId} = ${companyId} and ${jobs.uuid} = ${jobUuid} returning 1 as done)`;
+    where ${jobs.companyId} = ${values.companyId}::uuid and ${jobs.uuid} = ${values.jobUuid}::uuid${when ? sql` and ${when}` : sql``} returning 1 as done)`;
+}
+
+/**
+ * The job a one-statement invoice create bills, still the version it read (`jobVersion`), locked for the
+ * statement: the CTE `job_ready`, which yields a row only then.
+ */
+export function jobAsReadCte(): SQL {
+  return sql`job_ready as (select 1 from ${jobs} where ${jobs.companyId} = ${sql.placeholder('jobCompany')}::uuid
+    and ${jobs.uuid} = ${sql.placeholder('jobUuid')}::uuid and ${jobs.deletedAt} is null and xmin = ${sql.placeholder('jobVersion')}::xid
+    for update)`;
 }
 
 /** The row invoicedJobCte writes, from the row locked before it: what markJobInvoiced would answer. */
