@@ -196,11 +196,12 @@ describe.skipIf(!testDb.url)('connection cut at the start of a transaction', () 
     const { app, proxy, database } = await buildProxiedApp({ DATABASE_POOL_SIZE: '2' });
     const setup = await makeBillingSetup(app, testDb.database);
     const invoice = await makeInvoiceOf(app, setup, 1_000);
-    // Every BEGIN kills its connection: each payment (a transaction) fails right at its start.
+    // Every BEGIN kills its connection: each Pending payment (a transaction: it settles nothing, so it is
+    // not the one-statement kind) fails right at its start.
     proxy.cutWhen = (chunk) => chunk.includes('begin\0');
     for (let attempt = 0; attempt < 4; attempt++) {
       const { value, ms } = await timed(() =>
-        call(app, 'POST', '/api/v1/payments', { key: setup.company.key, body: paymentBody(invoice.uuid, 1) }),
+        call(app, 'POST', '/api/v1/payments', { key: setup.company.key, body: paymentBody(invoice.uuid, 1, { status: 'Pending' }) }),
       );
       expectUnavailable(value);
       expect(ms).toBeLessThan(6_000);
@@ -211,6 +212,28 @@ describe.skipIf(!testDb.url)('connection cut at the start of a transaction', () 
     expect(paid.status, JSON.stringify(paid.body)).toBe(200);
     await expectNoLeakedClients(database);
   }, 30_000);
+
+  it('closes a client given back inside a transaction instead of pooling it, so the transaction ends', async () => {
+    const database = await createDatabase(loadConfig({ NODE_ENV: 'test', DATA_DIR: 'memory://', DATABASE_URL: testDb.url as string, DATABASE_POOL_SIZE: '1' }));
+    cleanups.push(() => database.close());
+    const pool = database.pool as NonNullable<Database['pool']>;
+    const leaked = await pool.connect();
+    await leaked.query('begin');
+    const { rows } = await leaked.query<{ xid: string }>('select pg_current_xact_id()::text as xid');
+    leaked.release();
+    // The one slot's next client is a fresh connection, outside any transaction.
+    const next = await pool.connect();
+    try {
+      // The leaked transaction ended with its connection (a pooled one would still be in progress).
+      await waitFor(async () => {
+        const { rows: found } = await next.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where backend_xid::text = $1', [rows[0].xid]);
+        return found[0].n === 0;
+      }, 5_000);
+      expect((next as unknown as { getTransactionStatus(): string }).getTransactionStatus()).toBe('I');
+    } finally {
+      next.release();
+    }
+  });
 });
 
 describe.skipIf(!testDb.url)('network partition (connections go silent)', () => {

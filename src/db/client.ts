@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { emitDatabaseNotice } from './notices.js';
-import { GuardedClient, SafePool } from './pg-guards.js';
+import { GuardedClient, ReleasedInTransactionError, SafePool } from './pg-guards.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -87,6 +87,10 @@ export async function createDatabase(
     pool.on('error', (error) => logger?.error({ err: error }, 'idle database connection failed'));
     // A checked-out client (a transaction) whose connection breaks emits 'error' with no pool listener,
     // which would crash the process; its queries fail anyway, so the event is only logged.
+    // A leak in the code, never expected: the client was closed instead of pooled (pg-guards.ts).
+    pool.on('release', (error: unknown) => {
+      if (error instanceof ReleasedInTransactionError) logger?.error({ err: error }, 'database client released inside a transaction');
+    });
     pool.on('connect', (client) => {
       client.on('error', (error) => logger?.error({ err: error }, 'database connection failed'));
       client.on('notice', emitDatabaseNotice);

@@ -4,6 +4,13 @@ type Release = (error?: Error | boolean) => void;
 /** The callback of pool.connect(callback), pg-pool's own form (pool.query uses it). */
 type ConnectCallback = Parameters<pg.Pool['connect']>[0];
 
+/** Why a client given back inside a transaction was dropped (GuardedClient); the pool's 'release' event carries it. */
+export class ReleasedInTransactionError extends Error {
+  constructor(status: string | null) {
+    super(`a pool client was given back inside a transaction (status ${status}); it was closed, rolling that transaction back`);
+  }
+}
+
 /**
  * A pool client that is safe to lose. A query that hits query_timeout leaves the connection waiting for
  * an answer that may never come, so the connection is destroyed: queued queries (the transaction's
@@ -17,7 +24,15 @@ export class GuardedClient extends pg.Client {
     return this.#release;
   }
   set release(release: Release | undefined) {
-    this.#release = release;
+    // A client given back inside a transaction (one whose COMMIT or ROLLBACK never ran) is dropped, not
+    // pooled: the next checkout's statements would run in that transaction and never commit, holding their
+    // locks and the events feed's horizon until the connection closed. Dropping it rolls the transaction back.
+    this.#release =
+      release &&
+      ((error) => {
+        const status = this.getTransactionStatus();
+        release(error || status === 'T' || status === 'E' ? (error ?? new ReleasedInTransactionError(status)) : undefined);
+      });
   }
 
   /** For this checkout: go back to the pool once, as soon as the connection breaks; release() then no-ops. */
