@@ -140,6 +140,30 @@ describe('a payment that leaves its invoice Pending', () => {
   });
 });
 
+describe('an invoice changed since an earlier payment read it', () => {
+  it('is read again: the next payment\'s events carry its notes, its customer and its job as they are now', async () => {
+    const setup = await makeBillingSetup(app, ctx.database);
+    const { key } = setup.company;
+    const invoice = await makeInvoiceOf(app, setup, 100);
+    await makePayment(app, key, invoice.uuid, 10);
+    expect((await call(app, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key, body: { notes: 'Net 30' } })).status).toBe(200);
+    await makePayment(app, key, invoice.uuid, 10);
+    expect((await call(app, 'PATCH', `/api/v1/customers/${setup.customer.uuid}`, { key, body: { first_name: 'Renamed' } })).status).toBe(200);
+    const third = await makePayment(app, key, invoice.uuid, 10);
+    expect(third.customer.first_name).toBe('Renamed');
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${setup.jobUuid}`, { key, body: { title: 'Retitled' } })).status).toBe(200);
+    await makePayment(app, key, invoice.uuid, 10);
+
+    const events = await eventsOf(app, key, invoice.uuid, 8);
+    const settlements = events.filter((event) => event.data.previous_attributes && 'paid_amount' in event.data.previous_attributes);
+    expect(settlements.map((event) => event.data.object.paid_amount)).toEqual([10, 20, 30, 40]);
+    expect(settlements.map((event) => event.data.object.notes)).toEqual([null, 'Net 30', 'Net 30', 'Net 30']);
+    expect(settlements.map((event) => (event.data.object.customer as { first_name: string }).first_name)).toEqual(['Dana', 'Dana', 'Renamed', 'Renamed']);
+    expect(settlements.map((event) => (event.data.object.job as { title: string }).title).slice(3)).toEqual(['Retitled']);
+    expect(settlements[3].data.object).toEqual(await getRecord(app, key, `/invoices/${invoice.uuid}`));
+  });
+});
+
 describe.skipIf(!ctx.databaseUrl)('an invoice that changes between the payment\'s read and its statement (PostgreSQL)', () => {
   it('is settled by the transaction path, and the event carries the invoice as changed', async () => {
     const setup = await makeBillingSetup(app, ctx.database);
