@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { invoiceBody, makeBillingSetup } from './helpers/billing-factories.js';
 import { eventsOf, getRecord } from './helpers/events.js';
+import { changedWhileRequestWaits } from './helpers/row-lock.js';
 
 /**
  * An invoice create is one statement after its reads (invoices.service createInStatement): the job locked and
@@ -112,32 +112,14 @@ describe.skipIf(!ctx.databaseUrl)('a job that changes between the create\'s read
   it('is billed by the transaction path, and the events carry the job as changed', async () => {
     const setup = await makeBillingSetup(app, ctx.database, { status: 'Complete' });
     const { key } = setup.company;
-    const holder = new pg.Client({ connectionString: ctx.databaseUrl });
-    await holder.connect();
-    let invoice: Record<string, any>;
-    try {
-      await holder.query('begin');
-      await holder.query('select 1 from jobs where uuid = $1 for update', [setup.jobUuid]);
-      // The create reads the job (a read is not blocked by the lock), then its statement waits on the row.
-      const creating = post(key, invoiceBody(setup, { line_items: LINES }));
-      for (let waited = 0; ; waited += 20) {
-        const [{ n }] = (
-          await holder.query<{ n: number }>(
-            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-          )
-        ).rows;
-        if (n > 0) break;
-        if (waited > 10_000) throw new Error('the create never waited on the job');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await holder.query(`update jobs set title = 'Renamed meanwhile', updated_at = now() where uuid = $1`, [setup.jobUuid]);
-      await holder.query('commit');
-      const answer = await creating;
-      expect(answer.status).toBe(200);
-      invoice = answer.body.data;
-    } finally {
-      await holder.end();
-    }
+    // The create reads the job (a read is not blocked by the lock), then its statement waits on the row.
+    const answer = await changedWhileRequestWaits(
+      ctx.databaseUrl!,
+      { table: 'jobs', uuid: setup.jobUuid, change: `update jobs set title = 'Renamed meanwhile', updated_at = now() where uuid = $1` },
+      () => post(key, invoiceBody(setup, { line_items: LINES })),
+    );
+    expect(answer.status).toBe(200);
+    const invoice = answer.body.data;
     expect(invoice.job).toEqual({ uuid: setup.jobUuid, title: 'Renamed meanwhile', status: 'Invoiced' });
     const [jobEvent] = await eventsOf(app, key, setup.jobUuid, 1);
     expect(jobEvent.data.object).toEqual(await getRecord(app, key, `/jobs/${setup.jobUuid}`));

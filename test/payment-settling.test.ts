@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment, paymentBody, readJob } from './helpers/billing-factories.js';
 import { eventsOf, getRecord, readFeed } from './helpers/events.js';
+import { changedWhileRequestWaits } from './helpers/row-lock.js';
 
 /**
  * A Completed payment that leaves its invoice Pending is one statement (payments.service createSettling): the
@@ -169,31 +169,14 @@ describe.skipIf(!ctx.databaseUrl)('an invoice that changes between the payment\'
     const setup = await makeBillingSetup(app, ctx.database);
     const { key } = setup.company;
     const invoice = await makeInvoiceOf(app, setup, 100);
-    const holder = new pg.Client({ connectionString: ctx.databaseUrl });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('select 1 from invoices where uuid = $1 for update', [invoice.uuid]);
-      // The payment reads the invoice (not locked by a read), then its statement waits on the row.
-      const paying = pay(key, paymentBody(invoice.uuid, 10));
-      for (let waited = 0; ; waited += 20) {
-        const [{ n }] = (
-          await holder.query<{ n: number }>(
-            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
-          )
-        ).rows;
-        if (n > 0) break;
-        if (waited > 10_000) throw new Error('the payment never waited on the invoice');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      await holder.query(`update invoices set notes = 'Changed meanwhile', updated_at = now() where uuid = $1`, [invoice.uuid]);
-      await holder.query('commit');
-      const answer = await paying;
-      expect(answer.status).toBe(200);
-      expect(answer.body.data.invoice.balance_amount).toBe(90);
-    } finally {
-      await holder.end();
-    }
+    // The payment reads the invoice (a read is not blocked by the lock), then its statement waits on the row.
+    const answer = await changedWhileRequestWaits(
+      ctx.databaseUrl!,
+      { table: 'invoices', uuid: invoice.uuid, change: `update invoices set notes = 'Changed meanwhile', updated_at = now() where uuid = $1` },
+      () => pay(key, paymentBody(invoice.uuid, 10)),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.invoice.balance_amount).toBe(90);
     const events = await eventsOf(app, key, invoice.uuid, 2);
     expect(events[1].data.object).toMatchObject({ notes: 'Changed meanwhile', paid_amount: 10, balance_amount: 90 });
     expect(events[1].data.object).toEqual(await getRecord(app, key, `/invoices/${invoice.uuid}`));

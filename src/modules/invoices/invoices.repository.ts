@@ -43,9 +43,10 @@ const detailColumns = {
 
 const customerOfInvoice = and(eq(customers.companyId, invoices.companyId), eq(customers.uuid, invoices.customerUuid));
 
-function detailQuery(db: Db, includeDeleted: boolean) {
+/** The invoice with what its GET embeds; `extra` columns besides (a settling payment's content digest). */
+function detailQuery<Extra extends Record<string, SQL>>(db: Db, includeDeleted: boolean, extra: Extra = {} as Extra) {
   return db
-    .select(detailColumns)
+    .select({ ...detailColumns, ...extra })
     .from(invoices)
     .innerJoin(customers, customerOfInvoice)
     .leftJoin(jobs, and(eq(jobs.companyId, invoices.companyId), eq(jobs.uuid, invoices.jobUuid)))
@@ -54,7 +55,7 @@ function detailQuery(db: Db, includeDeleted: boolean) {
     .where(byUuidPlaceholders(invoices, includeDeleted))
     .limit(1);
 }
-type DetailRow = Awaited<ReturnType<typeof detailQuery>>[number];
+type DetailRow = Awaited<ReturnType<typeof detailQuery<Record<never, SQL>>>>[number];
 
 /** The invoice with its customer, job, estimate and location, in one query. */
 export async function findInvoiceDetail(db: Db, companyId: string, uuid: string, includeDeleted = false) {
@@ -77,17 +78,7 @@ const invoiceContent: SQL<string> = sql<string>`md5(row(${sql.join(
 
 /** findInvoiceDetail with the invoice's content digest (invoiceContent), unlocked: what a settling payment is built on. */
 export async function findInvoiceDetailWithContent(db: Db, companyId: string, uuid: string) {
-  const statement = prepared(db, 'invoice_detail_live_content', () =>
-    db
-      .select({ ...detailColumns, content: invoiceContent })
-      .from(invoices)
-      .innerJoin(customers, customerOfInvoice)
-      .leftJoin(jobs, and(eq(jobs.companyId, invoices.companyId), eq(jobs.uuid, invoices.jobUuid)))
-      .leftJoin(estimates, and(eq(estimates.companyId, invoices.companyId), eq(estimates.uuid, invoices.estimateUuid)))
-      .leftJoin(locations, and(eq(locations.companyId, invoices.companyId), eq(locations.uuid, invoices.locationUuid)))
-      .where(byUuidPlaceholders(invoices, false))
-      .limit(1),
-  );
+  const statement = prepared(db, 'invoice_detail_live_content', () => detailQuery(db, false, { content: invoiceContent }));
   const rows = (await statement.execute({ companyId, uuid })) as Array<InvoiceDetailRow & { invoice: InvoiceRow; content: string }>;
   return rows[0] ?? null;
 }
