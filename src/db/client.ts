@@ -85,12 +85,12 @@ export async function createDatabase(
     });
     // An idle client losing its connection (database restart) must not crash the process.
     pool.on('error', (error) => logger?.error({ err: error }, 'idle database connection failed'));
-    // A checked-out client (a transaction) whose connection breaks emits 'error' with no pool listener,
-    // which would crash the process; its queries fail anyway, so the event is only logged.
     // A leak in the code, never expected: the client was closed instead of pooled (pg-guards.ts).
     pool.on('release', (error: unknown) => {
       if (error instanceof ReleasedInTransactionError) logger?.error({ err: error }, 'database client released inside a transaction');
     });
+    // A checked-out client (a transaction) whose connection breaks emits 'error' with no pool listener,
+    // which would crash the process; its queries fail anyway, so the event is only logged.
     pool.on('connect', (client) => {
       client.on('error', (error) => logger?.error({ err: error }, 'database connection failed'));
       client.on('notice', emitDatabaseNotice);

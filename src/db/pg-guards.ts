@@ -31,7 +31,8 @@ export class GuardedClient extends pg.Client {
       release &&
       ((error) => {
         const status = this.getTransactionStatus();
-        release(error || status === 'T' || status === 'E' ? (error ?? new ReleasedInTransactionError(status)) : undefined);
+        const inTransaction = status === 'T' || status === 'E';
+        release(error || (inTransaction ? new ReleasedInTransactionError(status) : undefined));
       });
   }
 

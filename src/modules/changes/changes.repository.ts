@@ -50,6 +50,16 @@ function paramsOf(batch: readonly EventValues[]): Record<string, unknown> {
   return Object.fromEntries(batch.flatMap((event, index) => EVENT_FIELDS.map((field) => [`${field}${index}`, event[field]])));
 }
 
+/** An event for a statement written as raw SQL, which encodes the json column itself: `data` as its text. */
+function withJsonText(event: NewEvent): EventValues {
+  return { ...event, data: JSON.stringify(event.data) };
+}
+
+/** paramsOf for statements written as raw SQL. */
+function jsonParamsOf(batch: readonly NewEvent[]): Record<string, unknown> {
+  return paramsOf(batch.map(withJsonText));
+}
+
 /**
  * Companies whose last recorded events had subscribed endpoints. Their next events and deliveries are
  * written by one statement (insertEventsAndDeliveries) instead of two. This only chooses the statement:
@@ -130,7 +140,6 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
   const statement = (rows: SQL, idsParam: SQL) => sql`with ${eventsWithDeliveries(sql`values ${rows}`, idsParam)}
     select count(*)::int as made from made`;
   // Raw SQL: the json column's encoding is done here, as the query builder does it for the other path.
-  const values = batch.map((event) => ({ ...event, data: JSON.stringify(event.data) }));
   const row = (event: EventValues) =>
     sql`(${event.companyId}::uuid, ${event.uuid}::uuid, ${event.type}, ${event.objectType}, ${event.objectUuid}::uuid, ${event.data}::json)`;
   const valuesList = (list: readonly EventValues[]) => sql.join(list.map(row), sql`, `);
@@ -140,10 +149,10 @@ async function insertEventsAndDeliveries(db: Db, batch: readonly NewEvent[], new
       db,
       `insert_events_deliveries_${batch.length}`,
       () => statement(valuesList(placeholdersOf(batch.length)), sql`${sql.placeholder('ids')}`),
-      { ...paramsOf(values), ids },
+      { ...jsonParamsOf(batch), ids },
     );
   } else {
-    const built = await db.execute(statement(valuesList(values), sql`${sql.param(ids)}`));
+    const built = await db.execute(statement(valuesList(batch.map(withJsonText)), sql`${sql.param(ids)}`));
     [result] = (built as unknown as { rows: Array<{ made: number }> }).rows;
   }
   return result?.made ?? 0;
@@ -173,7 +182,7 @@ function eventsWithDeliveries(rows: SQL, ids: SQL): SQL {
 /**
  * A value a one-statement write learns only as it runs (an amount settled under a row's lock), written into its
  * JSON texts (its events, a key's answer) where the service put `mark`: a string of the service's making that no
- * client could have sent (markOf). The JSON string `"<mark>"` is replaced by the text of `value`, a scalar SQL
+ * client could have sent (newMark). The JSON string `"<mark>"` is replaced by the text of `value`, a scalar SQL
  * expression over the statement's CTEs giving a JSON number or string.
  */
 export interface JsonMark {
@@ -206,29 +215,16 @@ export function fillMarks(text: string, values: MarkValues): string {
   return filled;
 }
 
-/** The parameters of eventSelect's event `index`. */
-function eventParams(event: NewEvent, index: number): Record<string, unknown> {
-  return {
-    [`companyId${index}`]: event.companyId,
-    [`uuid${index}`]: event.uuid,
-    [`type${index}`]: event.type,
-    [`objectType${index}`]: event.objectType,
-    [`objectUuid${index}`]: event.objectUuid,
-    [`data${index}`]: JSON.stringify(event.data),
-  };
-}
-
 /**
  * The events of a one-statement write as a SELECT for eventsWithDeliveries: `count` events from placeholders
- * (eventParams), in their order, written only when `written` (an SQL condition over the write's own CTEs)
+ * (placeholdersOf, filled by jsonParamsOf), in their order, written only when `written` (an SQL condition over the write's own CTEs)
  * holds, their JSON texts with `marks` filled in.
  */
 function eventSelect(count: number, written: SQL, marks: readonly JsonMark[]): SQL {
-  const rows = Array.from({ length: count }, (_, index) => {
-    const p = (field: string) => sql.placeholder(`${field}${index}`);
-    return sql`(${sql.raw(String(index))}, ${p('companyId')}::uuid, ${p('uuid')}::uuid, ${p('type')}::text, ${p('objectType')}::text,
-      ${p('objectUuid')}::uuid, ${fillMarksSql(sql`${p('data')}::text`, marks)})`;
-  });
+  const rows = placeholdersOf(count).map(
+    (event, index) => sql`(${sql.raw(String(index))}, ${event.companyId}::uuid, ${event.uuid}::uuid, ${event.type}::text, ${event.objectType}::text,
+      ${event.objectUuid}::uuid, ${fillMarksSql(sql`${event.data}::text`, marks)})`,
+  );
   return sql`select listed.company_id, listed.uuid, listed.type, listed.object_type, listed.object_uuid, listed.data::json
     from (values ${sql.join(rows, sql`, `)}) as listed(n, company_id, uuid, type, object_type, object_uuid, data)
     where ${written} order by listed.n`;
@@ -240,7 +236,7 @@ function eventSelect(count: number, written: SQL, marks: readonly JsonMark[]): S
  * and CTEs after it that may read `inserted` (rows of other tables written with it). Values are
  * placeholders, filled from `params`; `name` names the statement's shape. `events` are recorded after the
  * created one (changes the create makes to other records), and `marks` fill in the JSON of every event and of
- * the key's answer what the statement learns as it runs (the same marks for every statement of one name).
+ * the key's answer what the statement learns as it runs.
  */
 export interface CreateGuard {
   name: string;
@@ -275,8 +271,8 @@ export async function insertRecordWithEvent(
   const recorded = [event, ...(guard?.events ?? [])];
   const marks = guard?.marks ?? [];
   const ids = uuidRun(newDeliveryUuid(), recorded.length * MAX_LIVE_ENDPOINTS);
-  // The shape: the guard, how many events (a guard's further events may be none) and whether keyed.
-  const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}` : ''}${key ? '_keyed' : ''}`;
+  // The shape: the guard, how many events (a guard's further events may be none) and marks, whether keyed.
+  const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}_${marks.length}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
     const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
@@ -300,7 +296,7 @@ export async function insertRecordWithEvent(
   };
   const params: Record<string, unknown> = {
     ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
-    ...Object.assign({}, ...recorded.map(eventParams)),
+    ...jsonParamsOf(recorded),
     ...markParams(marks),
     ids,
     ...(key ? { keyCompany: key.companyId, key: key.key, fingerprint: key.fingerprint, status: key.status, body: key.body, recordUuid: key.recordUuid } : {}),
@@ -361,7 +357,7 @@ export async function updateRecordWithEvent(
     whereUuid: where.uuid,
     version: where.version,
     recorded: event !== null,
-    ...eventParams(event ?? { companyId: where.companyId, uuid: where.uuid, type: '', objectType: '', objectUuid: where.uuid, data: null }, 0),
+    ...jsonParamsOf([event ?? { companyId: where.companyId, uuid: where.uuid, type: '', objectType: '', objectUuid: where.uuid, data: null }]),
     ids,
   };
   const [result] = await executePrepared<{ updated: number }>(db, `update_${tableName}_versioned`, build, params);

@@ -141,14 +141,14 @@ async function settled_(
 /** An invoice as a settling payment reads it (findInvoiceDetailWithContent): unlocked, with its content digest. */
 export type InvoiceToSettle = NonNullable<Awaited<ReturnType<typeof repository.findInvoiceDetailWithContent>>>;
 
-/** Reads the invoice a payment of `added` cents may settle in its own statement (settlingGuard); null when there is none. */
+/** Reads the live invoice a payment may settle in its own statement (settlingGuard); null when there is none. */
 export function readInvoiceToSettle(db: Db, companyId: string, uuid: string): Promise<InvoiceToSettle | null> {
   return repository.findInvoiceDetailWithContent(db, companyId, uuid);
 }
 
-/** Whether a payment adding `added` cents can settle `read` in its own statement: it stays Pending with a balance. */
+/** Whether a payment adding `added` cents (more than 0) can settle `read`, a live invoice, in its own statement: it stays Pending with a balance. */
 export function settlesInStatement(read: InvoiceToSettle, added: Cents): boolean {
-  return added > 0 && read.invoice.deletedAt === null && read.invoice.status === 'Pending' && toCents(read.invoice.balanceAmount) > added;
+  return read.invoice.status === 'Pending' && toCents(read.invoice.balanceAmount) > added;
 }
 
 /**

@@ -131,9 +131,9 @@ export async function previewInvoice(db: Db, companyId: string, body: PreviewInv
 }
 
 /** What an invoice create found of what it names: its customer and location, its job, its estimate. */
-interface InvoiceReferences {
+interface InvoiceReferences<Job extends JobWithRelations> {
   parties: repository.InvoiceParties;
-  job: JobWithRelations | null;
+  job: Job | null;
   estimate: repository.EstimateAmounts | null;
 }
 
@@ -141,7 +141,7 @@ interface InvoiceReferences {
  * An invoice create's row from what it found: references checked (400 naming the first missing one, then
  * one customer for the document), amounts priced, status settled (a zero total is Paid at once).
  */
-function plannedInvoice(actor: Actor, body: CreateInvoiceBody, uuid: string, found: InvoiceReferences) {
+function plannedInvoice<Job extends JobWithRelations>(actor: Actor, body: CreateInvoiceBody, uuid: string, found: InvoiceReferences<Job>) {
   const { parties, job, estimate } = found;
   const locationUuid = body.location_uuid ?? null;
   if (!parties.customer) throw missingReference('customer_uuid');
@@ -181,7 +181,7 @@ function plannedInvoice(actor: Actor, body: CreateInvoiceBody, uuid: string, fou
 function invoiceRecord(
   invoice: repository.InvoiceRow,
   shownStatus: InvoiceStatus,
-  planned: ReturnType<typeof plannedInvoice>,
+  planned: ReturnType<typeof plannedInvoice<JobWithRelations>>,
   job: Pick<JobRow, 'uuid' | 'title' | 'status'>,
 ): InvoiceResponse {
   const { customer, estimate, location } = planned;
@@ -222,7 +222,7 @@ async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, 
   ]);
   const planned = plannedInvoice(actor, body, uuid, { parties, job, estimate });
   const now = new Date();
-  const moved = invoicedJobInStatement(job!, { paid: planned.status === 'Paid' }, now);
+  const moved = invoicedJobInStatement(planned.job, { paid: planned.status === 'Paid' }, now);
   const row = newRow<repository.InvoiceRow>(invoices, planned.values, now);
   const record = invoiceRecord(row, planned.status, planned, moved.job);
   const shown = newMark('status', sql`(select to_json(shown_status)::text from inserted)`);

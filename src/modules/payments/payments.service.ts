@@ -82,6 +82,8 @@ type NewPayment = Omit<repository.PaymentInsert, 'customerUuid'>;
  * one it settles (settlesInStatement) or the invoice changed otherwise meanwhile: nothing was written.
  */
 async function createSettling(db: Db, actor: Actor, values: NewPayment, added: Cents): Promise<PaymentResponse | null> {
+  // A payment that adds nothing (not Completed) leaves the invoice as it is: the transaction path, without a read first.
+  if (added <= 0) return null;
   const read = await readInvoiceToSettle(db, actor.companyId, values.invoiceUuid);
   if (!read || !settlesInStatement(read, added)) return null;
   const now = new Date();
