@@ -6,6 +6,7 @@ import { createDatabase } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { createCompany } from '../src/modules/admin/provisioning.service.js';
 import { call } from './helpers/app.js';
+import { waitForFeed } from './helpers/events.js';
 
 // The embedded mode: no DATABASE_URL, PGlite in memory, the same migrations and the same app.
 const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATA_DIR: 'memory://', RATE_LIMIT_PER_MINUTE: '0' });
@@ -119,7 +120,7 @@ describe('embedded PGlite database', () => {
     });
     expect(payment.status).toBe(200);
     expect(payment.body.data.payment_number).toBe('PAY-0001');
-    const events = await call(app, 'GET', '/api/v1/events?type=invoice.created', { key });
-    expect(events.body.data.events.map((event: { data: { object: { invoice_number: string } } }) => event.data.object.invoice_number)).toEqual(numbers);
+    const events = await waitForFeed(app, key, 2, { type: 'invoice.created' });
+    expect(events.map((event) => event.data.object.invoice_number)).toEqual(numbers);
   });
 });

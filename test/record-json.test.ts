@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { idempotencyKeys } from '../src/db/schema/index.js';
 import { RECORDED_TYPES } from '../src/modules/events/recorded-types.js';
 import { buildTestApp, call } from './helpers/app.js';
+import { eventsOf } from './helpers/events.js';
 import { makeCompany, makeLocation } from './helpers/factories.js';
 
 const ctx = await buildTestApp();
@@ -114,9 +115,9 @@ describe('records created in one statement: the mapper over the service row is t
         const got = await call(ctx.app, 'GET', `/api/v1${path}/${uuid}?include_deleted=true`, { key: company.key });
         expect(got.raw.body).toBe(created.raw.body);
         expect(got.headers.etag).toBe(created.headers.etag);
-        const feed = await call(ctx.app, 'GET', `/api/v1/events?object_uuid=${uuid}`, { key: company.key });
-        expect(feed.body.data.events.map((event: { type: string }) => event.type)).toEqual([`${type}.created`]);
-        expect(JSON.stringify(feed.body.data.events[0].data.object)).toBe(JSON.stringify(got.body.data));
+        const feed = await eventsOf(ctx.app, company.key, uuid, 1);
+        expect(feed.map((event) => event.type)).toEqual([`${type}.created`]);
+        expect(JSON.stringify(feed[0].data.object)).toBe(JSON.stringify(got.body.data));
         const [kept] = await ctx.database.db
           .select({ body: idempotencyKeys.responseBody, record: idempotencyKeys.recordUuid })
           .from(idempotencyKeys)
@@ -139,8 +140,7 @@ describe('records created in one statement: the mapper over the service row is t
       expect(removed.status).toBe(200);
       const gone = await call(ctx.app, 'GET', `/api/v1${path}/${uuid}?include_deleted=true`, { key: company.key });
       expect(gone.body.data.deleted_at).not.toBeNull();
-      const feed = await call(ctx.app, 'GET', `/api/v1/events?object_uuid=${uuid}`, { key: company.key });
-      const events = feed.body.data.events as Array<{ type: string; data: { object: unknown; previous_attributes?: Record<string, unknown> } }>;
+      const events = await eventsOf(ctx.app, company.key, uuid, 3);
       expect(events.map((event) => event.type)).toEqual([`${type}.created`, `${type}.updated`, `${type}.deleted`]);
       expect(JSON.stringify(events[1].data.object)).toBe(JSON.stringify(got.body.data));
       expect(Object.keys(events[1].data.previous_attributes!).length).toBeGreaterThan(0);

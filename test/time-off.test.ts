@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
+import { eventsOf } from './helpers/events.js';
 import { expectError, expectSoftDeleted, expectValidationError } from './helpers/conventions.js';
 import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
 
@@ -107,17 +108,8 @@ describe('time off', () => {
     const created = await createVia(app, key, '/time_off', off(tech));
     await call(app, 'PATCH', `/api/v1/time_off/${created.uuid}`, { key, body: { reason: 'Trip' } });
     await call(app, 'DELETE', `/api/v1/time_off/${created.uuid}`, { key });
-    const deadline = Date.now() + 10_000;
-    let types: string[] = [];
-    while (Date.now() < deadline) {
-      const events = (await call(app, 'GET', `/api/v1/events?object_uuid=${created.uuid}`, { key })).body.data.events;
-      types = events.map((event: { type: string }) => event.type);
-      if (types.length >= 3) {
-        expect(events[1].data.previous_attributes).toEqual({ reason: null });
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(types).toEqual(['time_off.created', 'time_off.updated', 'time_off.deleted']);
+    const events = await eventsOf(app, key, created.uuid, 3);
+    expect(events.map((event) => event.type)).toEqual(['time_off.created', 'time_off.updated', 'time_off.deleted']);
+    expect(events[1].data.previous_attributes).toEqual({ reason: null });
   });
 });

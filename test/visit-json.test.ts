@@ -4,6 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { idempotencyKeys, scheduleHolds, users } from '../src/db/schema/index.js';
 import { OK_JSON_HEAD } from '../src/shared/envelope.js';
 import { buildTestApp, call } from './helpers/app.js';
+import { eventsOf } from './helpers/events.js';
 import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
 
 /**
@@ -169,9 +170,9 @@ describe("a technician's window in PostgreSQL's JSON", () => {
     const got = await call(app, 'GET', `/api/v1/visits/${uuid}`, { key });
     expect(got.raw.body).toBe(created.raw.body);
     expect(got.headers.etag).toBe(created.headers.etag);
-    const feed = await call(app, 'GET', `/api/v1/events?object_uuid=${uuid}`, { key });
-    expect(feed.body.data.events.map((event: { type: string }) => event.type)).toEqual(['visit.created']);
-    expect(JSON.stringify(feed.body.data.events[0].data.object)).toBe(dataText(got.raw.body));
+    const feed = await eventsOf(app, key, uuid, 1);
+    expect(feed.map((event) => event.type)).toEqual(['visit.created']);
+    expect(JSON.stringify(feed[0].data.object)).toBe(dataText(got.raw.body));
     const [kept] = await ctx.database.db
       .select({ body: idempotencyKeys.responseBody, record: idempotencyKeys.recordUuid })
       .from(idempotencyKeys)

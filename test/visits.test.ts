@@ -3,6 +3,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDatabase } from '../src/db/client.js';
 import { buildTestApp, call } from './helpers/app.js';
+import { eventsOf } from './helpers/events.js';
 import { expectError, expectSoftDeleted, expectTransitionRefused, expectValidationError } from './helpers/conventions.js';
 import { createVia, makeCompany, makeCustomer, makeLocation, makeUser } from './helpers/factories.js';
 
@@ -262,7 +263,7 @@ describe('the job', () => {
     const started = await createVia(app, key, '/jobs', { customer_uuid: customer.uuid, title: 'Going', status: 'In Progress' });
     await createVia(app, key, '/visits', visit(started.uuid));
     expect((await call(app, 'GET', `/api/v1/jobs/${started.uuid}`, { key })).body.data.status).toBe('In Progress');
-    const events = await waitForEvents(key, fresh.uuid, 2);
+    const events = await eventsOf(app, key, fresh.uuid, 2);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['job.created', 'job.updated']);
     expect(events[1].data.previous_attributes).toEqual({ status: 'New' });
   });
@@ -280,21 +281,11 @@ describe('the job', () => {
     const other = await createVia(app, key, '/jobs', { customer_uuid: customer.uuid, title: 'Next' });
     const rebook = await call(app, 'POST', '/api/v1/visits', { key, body: visit(other.uuid, { assigned_user_ids: [techA] }) });
     expect(rebook.status, JSON.stringify(rebook.body)).toBe(200);
-    const events = await waitForEvents(key, open.uuid, 2);
+    const events = await eventsOf(app, key, open.uuid, 2);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['visit.created', 'visit.updated']);
     expect(events[1].data.previous_attributes).toMatchObject({ status: 'Scheduled', cancelled_at: null });
   });
 });
-
-async function waitForEvents(key: string, objectUuid: string, count: number) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const response = await call(app, 'GET', `/api/v1/events?object_uuid=${objectUuid}`, { key });
-    const events = response.body.data.events;
-    if (events.length >= count || Date.now() > deadline) return events;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('no double booking', () => {
   it('refuses an overlapping visit with 409 schedule_conflict naming the user and the clash, and changes nothing', async () => {
@@ -462,7 +453,7 @@ describe('events, ETags and tenancy', () => {
     const created = await createVia(app, key, '/visits', visit(job.uuid));
     await call(app, 'PATCH', `/api/v1/visits/${created.uuid}`, { key, body: { title: 'Renamed' } });
     await call(app, 'DELETE', `/api/v1/visits/${created.uuid}`, { key });
-    const events = await waitForEvents(key, created.uuid, 3);
+    const events = await eventsOf(app, key, created.uuid, 3);
     expect(events.map((event: { type: string }) => event.type)).toEqual(['visit.created', 'visit.updated', 'visit.deleted']);
     expect(events[0].data.object).toEqual(created);
     expect(events[1].data.previous_attributes).toEqual({ title: null });

@@ -29,8 +29,8 @@ export async function readFeed(app: FastifyInstance, key: string, query: Record<
 
 /**
  * The feed once it holds at least `count` events: an event becomes visible once every transaction
- * that started before it has ended, which on a shared test server may take a moment; and one read may
- * show one event fewer than the read before, when a transaction of another database ends as it runs.
+ * of this database that started before it has ended (DECISIONS §9.1 allows a delay after the commit),
+ * which on a shared test server may take a moment.
  */
 export async function waitForFeed(
   app: FastifyInstance,

@@ -1,16 +1,19 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
+import { writeOutsideFeed } from '../../db/bookkeeping.js';
 import type { Db } from '../../db/client.js';
 import { usageCounters } from '../../db/schema/index.js';
 
 /** Adds this instance's buffered requests to its own row of the month. */
 export async function addUsage(db: Db, companyId: string, period: string, instanceId: string, delta: number) {
-  await db
-    .insert(usageCounters)
-    .values({ companyId, period, instanceId, requestCount: delta })
-    .onConflictDoUpdate({
-      target: [usageCounters.companyId, usageCounters.period, usageCounters.instanceId],
-      set: { requestCount: sql`${usageCounters.requestCount} + ${delta}`, updatedAt: new Date() },
-    });
+  await writeOutsideFeed(db, (tx) =>
+    tx
+      .insert(usageCounters)
+      .values({ companyId, period, instanceId, requestCount: delta })
+      .onConflictDoUpdate({
+        target: [usageCounters.companyId, usageCounters.period, usageCounters.instanceId],
+        set: { requestCount: sql`${usageCounters.requestCount} + ${delta}`, updatedAt: new Date() },
+      }),
+  );
 }
 
 /** Requests of the month counted by every other instance. */

@@ -30,15 +30,26 @@ export interface FeedPage {
  * In-progress transactions positively known to write no event of this feed are left out, so they cannot
  * hold the feed back (§11): those the server shows running in another database, or under another
  * application_name than this reader's connection (every instance of the API connects with the same one),
- * and transactions prepared for two-phase commit in another database. Whatever is not found as such (a
- * transaction that ended between the snapshot and the lookup, one of another user hidden from the lookup)
+ * and transactions prepared for two-phase commit in another database. Whatever is not found as such
  * counts as one of ours and holds the horizon, so an error can only delay the feed, never skip an event.
- * The subquery is uncorrelated: PostgreSQL computes it once per statement, and looks up the activity only
- * when the snapshot has transactions in progress. The `not in` list never holds a null (one would make
- * every comparison unknown, the minimum empty and the horizon xmax): both of its sources exclude them.
+ *
+ * The server's activity is read after the statement's snapshot: a transaction of another database that
+ * ends in between is not found, so it holds the horizon of this one read. `ended` says that the holder
+ * was found nowhere (it has ended, or is hidden from this user); the reader then reads once more, with a
+ * snapshot where it is over (readPageRows). The row is computed once per statement, and the activity is
+ * looked up only when the snapshot has transactions in progress. The `not in` list never holds a null
+ * (one would make every comparison unknown): both of its sources exclude them.
  */
-const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.snapshot), (
-    select min(in_progress) from pg_snapshot_xip(current_snapshot.snapshot) as in_progress
+const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.snapshot), holder.xid) as horizon,
+    coalesce(holder.ended, false) as ended
+  from (select pg_current_snapshot() as snapshot) as current_snapshot
+  left join lateral (
+    select in_progress as xid, in_progress::xid not in (
+        select activity.backend_xid from pg_stat_get_activity(null) as activity where activity.backend_xid is not null
+        union all
+        select prepared.transaction from pg_prepared_xact() as prepared
+      ) as ended
+    from pg_snapshot_xip(current_snapshot.snapshot) as in_progress
     where in_progress::xid not in (
       select activity.backend_xid from pg_stat_get_activity(null) as activity
       where activity.backend_xid is not null
@@ -47,14 +58,15 @@ const FEED_HORIZON = sql.raw(`(select least(pg_snapshot_xmax(current_snapshot.sn
       union all
       select prepared.transaction from pg_prepared_xact() as prepared
       where prepared.dbid <> (select oid from pg_database where datname = current_database())
-    )))
-  from (select pg_current_snapshot() as snapshot) as current_snapshot)`);
+    )
+    order by in_progress limit 1
+  ) as holder on true) as feed_horizon`);
 
-/** The feed's visible, filtered events of a company. Values are placeholders: the statements are prepared once per filter shape. */
+/** The company's visible, filtered events (below `feed_horizon.horizon`). Values are placeholders: the statements are prepared once per filter shape. */
 function feedConditions(filters: FeedFilters): SQL {
   return and(
     eq(events.companyId, sql.placeholder('companyId')),
-    sql`${events.txid} < ${FEED_HORIZON}`,
+    sql`${events.txid} < feed_horizon.horizon`,
     filters.types ? sql`${events.type} = any(${sql.placeholder('types')}::text[])` : undefined,
     filters.objectUuid ? eq(events.objectUuid, sql.placeholder('objectUuid')) : undefined,
   ) as SQL;
@@ -97,8 +109,11 @@ function pageRows(filters: FeedFilters, after?: SQL): SQL {
     order by sized.n`;
 }
 
-/** A page's rows: numbered from 1 (null n: no row, as a lateral join gives), the JSON null past the byte cut. */
-type PageRow = { event_json: string | null; n: number | string | null };
+/**
+ * A page's rows: numbered from 1 (null n: no row, as a lateral join gives), the JSON null past the byte
+ * cut; each row also says whether the horizon's holder had ended (FEED_HORIZON).
+ */
+type PageRow = { event_json: string | null; n: number | string | null; ended: boolean };
 
 /**
  * The page's JSON array text from its rows' event JSON texts. The rows come back one by one and are
@@ -119,9 +134,34 @@ function toFeedPage(rows: readonly PageRow[], limit: number): FeedPage {
   return { eventsJson: `[${texts.join(',')}]`, hasMore };
 }
 
+/** How many times a page is read again at most when its horizon's holder had ended (readPageRows). */
+const HORIZON_REREADS = 4;
+
+/**
+ * Runs a page statement, and again when its horizon was held by a transaction that had already ended
+ * (FEED_HORIZON): the next read's snapshot no longer has it in progress, so a change committed before the
+ * request is not hidden by a transaction that was over when the page was read. Another may end during
+ * the next read as well (many short transactions elsewhere), hence a few reads, after which the feed is
+ * only delayed, as by any transaction in progress.
+ */
+async function readPageRows<Row extends PageRow>(read: () => Promise<Row[]>): Promise<Row[]> {
+  let rows = await read();
+  for (let reread = 0; reread < HORIZON_REREADS && rows[0]?.ended; reread++) rows = await read();
+  return rows;
+}
+
 /** The first page of the feed in (txid, seq) order. */
 export async function selectFeedPage(db: Db, companyId: string, filters: FeedFilters): Promise<FeedPage> {
-  const rows = await executePrepared<PageRow>(db, `events_feed_${shapeOf(filters)}`, () => pageRows(filters), feedParams(companyId, filters));
+  const rows = await readPageRows(() =>
+    executePrepared<PageRow>(
+      db,
+      `events_feed_${shapeOf(filters)}`,
+      () => sql`select feed_horizon.ended, page.event_json, page.n
+        from ${FEED_HORIZON} left join lateral (${pageRows(filters)}) page on true
+        order by page.n`,
+      feedParams(companyId, filters),
+    ),
+  );
   return toFeedPage(rows, filters.limit);
 }
 
@@ -136,14 +176,18 @@ export async function selectFeedPageAfter(
   afterUuid: string,
   filters: FeedFilters,
 ): Promise<(FeedPage & { afterCreatedAt: Date }) | null> {
-  const rows = await executePrepared<PageRow & { after_created_at: string | Date }>(
-    db,
-    `events_feed_after_${shapeOf(filters)}`,
-    () => sql`select after_event.created_at as after_created_at, page.event_json, page.n
-      from (select ${events.txid} as txid, ${events.seq} as seq, ${events.createdAt} as created_at from ${events}
-            where ${events.companyId} = ${sql.placeholder('companyId')} and ${events.uuid} = ${sql.placeholder('after')}) after_event
-      left join lateral (${pageRows(filters, sql`(${events.txid}, ${events.seq}) > (after_event.txid, after_event.seq)`)}) page on true`,
-    { ...feedParams(companyId, filters), after: afterUuid },
+  const rows = await readPageRows(() =>
+    executePrepared<PageRow & { after_created_at: string | Date }>(
+      db,
+      `events_feed_after_${shapeOf(filters)}`,
+      () => sql`select after_event.created_at as after_created_at, feed_horizon.ended, page.event_json, page.n
+        from (select ${events.txid} as txid, ${events.seq} as seq, ${events.createdAt} as created_at from ${events}
+              where ${events.companyId} = ${sql.placeholder('companyId')} and ${events.uuid} = ${sql.placeholder('after')}) after_event
+        cross join ${FEED_HORIZON}
+        left join lateral (${pageRows(filters, sql`(${events.txid}, ${events.seq}) > (after_event.txid, after_event.seq)`)}) page on true
+        order by page.n`,
+      { ...feedParams(companyId, filters), after: afterUuid },
+    ),
   );
   if (rows.length === 0) return null;
   return { afterCreatedAt: new Date(rows[0].after_created_at), ...toFeedPage(rows, filters.limit) };
