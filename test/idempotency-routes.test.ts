@@ -95,12 +95,17 @@ async function startHeldSend<T>(start: () => Promise<T>, hang: 'silent' | 'after
 /** One photo form (its boundary is random): a retry sends the same bytes. */
 const form = await multipartBody([{ name: 'a.png', bytes: PNG_BYTES, type: 'image/png' }]);
 
-/** The backend of a send holding its key (idle in its transaction since it inserted the key), or one waiting on that key. */
+/**
+ * The backend of a send holding its key (idle in its transaction since it took the key's lock and found the
+ * key not completed), or one waiting on that lock.
+ */
 async function keyBackend(state: 'holding' | 'waiting'): Promise<number | undefined> {
   const rows = (await ctx.database.db.execute(sql`
     select pid from pg_stat_activity
-    where datname = current_database() and query ilike 'insert into "idempotency_keys"%'
-      and ${state === 'holding' ? sql`state = 'idle in transaction'` : sql`state = 'active' and wait_event_type = 'Lock'`}`)) as unknown as {
+    where datname = current_database()
+      and ${state === 'holding'
+        ? sql`state = 'idle in transaction' and query ilike 'select %from "idempotency_keys"%'`
+        : sql`state = 'active' and wait_event_type = 'Lock' and query ilike 'select pg_advisory_xact_lock(%'`}`)) as unknown as {
     rows: Array<{ pid: number }>;
   };
   return rows.rows[0]?.pid;
@@ -318,6 +323,24 @@ describe('a document send: the key is held by a transaction that spans the email
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(retry.body);
     expect(await keyRows(company.companyId)).toEqual([{ key: 'send-killed', state: 'completed', status: 200 }]);
+  }, 30_000);
+
+  it.skipIf(!ctx.databaseUrl)('a send waiting for the mail server holds no other company’s events feed back', async () => {
+    const { company, send } = await draftInvoice();
+    const to = `slow-${company.companyId}@example.com`;
+    const { answer } = await startHeldSend(() => send('send-slow', { to }));
+    try {
+      // The holding transaction has no id while it waits: another company's change is in its feed at once.
+      const other = await makeCompany(ctx.database);
+      const customer = await call(ctx.app, 'POST', '/api/v1/customers', { key: other.key, body: validCustomer() });
+      expect(customer.status).toBe(200);
+      const feed = await call(ctx.app, 'GET', `/api/v1/events?object_uuid=${customer.body.data.uuid}`, { key: other.key });
+      expect(feed.body.data.events.map((event: { type: string }) => event.type)).toEqual(['customer.created']);
+    } finally {
+      smtp.release('pass');
+    }
+    expect((await answer).status).toBe(200);
+    expect(mailsTo(to)).toBe(1);
   }, 30_000);
 
   for (const outcome of ['sent', 'failed'] as const) {

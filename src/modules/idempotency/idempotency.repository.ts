@@ -5,12 +5,11 @@ import { idempotencyKeys } from '../../db/schema/index.js';
 export type IdempotencyRow = typeof idempotencyKeys.$inferSelect;
 
 /**
- * Holds the key in the transaction `tx` for work with an outside effect (shared/keyed-writes.ts): a row in
- * progress that no other transaction sees, completed before the commit (completeHeldKey). A concurrent
- * insert of the key waits on its unique index until `tx` ends.
+ * Holds the company's key until the transaction ends: a transaction-level advisory lock on a hash of it,
+ * waited for while another transaction holds it. It writes nothing, so it gives the transaction no id.
  */
-export async function insertHeldKey(tx: Db, companyId: string, key: string, fingerprint: string): Promise<void> {
-  await tx.insert(idempotencyKeys).values({ companyId, key, fingerprint, state: 'in_progress' });
+export async function holdKey(tx: Db, companyId: string, key: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${companyId}::text || '/' || ${key}::text, 0))`);
 }
 
 export async function findKey(db: Db, companyId: string, key: string): Promise<IdempotencyRow | null> {
@@ -41,14 +40,6 @@ export async function replaceAnswer(db: Db, companyId: string, key: string, body
     .update(idempotencyKeys)
     .set({ responseBody: body })
     .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.state, 'completed')));
-}
-
-/** Completes the key held in the transaction `tx` with its answer. */
-export async function completeHeldKey(tx: Db, companyId: string, key: string, status: number, body: string): Promise<void> {
-  await tx
-    .update(idempotencyKeys)
-    .set({ state: 'completed', responseStatus: status, responseBody: body })
-    .where(and(eq(idempotencyKeys.companyId, companyId), eq(idempotencyKeys.key, key)));
 }
 
 /** Deletes the key's record as it was read (created at `createdAt`): an expired one, or an older version's abandoned claim. */

@@ -94,13 +94,15 @@ export function purgeExpiredKeys(db: Db, now = Date.now()): Promise<number> {
 /**
  * Work with an outside effect that cannot join a transaction (an email), then what it changes in the database
  * (`record`, given the effect's result, in a transaction). Without a key the effect runs first and its record
- * after. With a key, one transaction spans both and holds the key: its first statement inserts the key's row,
- * in progress and seen by no other transaction, and its last completes it with the answer, so the key commits
- * completed with the record or not at all. A concurrent request with the key waits on the row's unique index
- * until that transaction ends, then answers the first answer (it committed: KeyTakenError) or runs (it rolled
- * back); past its statement timeout it answers 409. A holder that dies ends its transaction, and the hold,
- * with its connection. The transaction keeps one connection for the effect's duration. If the connection is
- * lost at COMMIT after the effect was done, the retry cannot know it and does the effect again.
+ * after. With a key, one transaction spans both and holds the key: its first statement takes a
+ * transaction-level advisory lock on the key, and its last inserts the key completed with the answer, so the
+ * key commits completed with the record or not at all. The lock writes nothing, so the transaction has no id
+ * while the effect runs and holds no one's events feed back (its horizon waits for transactions with an id).
+ * A concurrent request with the key waits on the lock until that transaction ends, then answers the first
+ * answer (it committed: KeyTakenError) or runs (it rolled back); past its statement timeout it answers 409.
+ * A holder that dies ends its transaction, and the hold, with its connection. The transaction keeps one
+ * connection for the effect's duration. If the connection is lost at COMMIT after the effect was done, the
+ * retry cannot know it and does the effect again.
  */
 export async function withHeldKey<E, T>(
   db: Db,
@@ -117,17 +119,20 @@ export async function withHeldKey<E, T>(
   return keyedWrite(actor, () =>
     db.transaction(async (tx) => {
       try {
-        await repository.insertHeldKey(tx, keyed.companyId, keyed.key, keyed.fingerprint);
+        await repository.holdKey(tx, keyed.companyId, keyed.key);
       } catch (error) {
         if (!isStatementTimeout(error)) throw error;
         // Another request holds the key: this one's 409 is not kept (its retry must run or replay).
         keyed.taken = true;
         throw keyInProgress();
       }
+      // The request that held the key before this one completed it: its answer is this one's.
+      if (await repository.findKey(tx, keyed.companyId, keyed.key)) {
+        keyed.taken = true;
+        throw new KeyTakenError();
+      }
       const value = await record(tx, await effect());
-      const { status, body } = keyed.answerOf(value);
-      await repository.completeHeldKey(tx, keyed.companyId, keyed.key, status, body);
-      keyed.completed = body;
+      await completeKeyInTransaction(tx, actor, value);
       return value;
     }),
   );
