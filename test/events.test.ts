@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { describe, expect, inject, it } from 'vitest';
-import { writeOutsideFeed } from '../src/db/bookkeeping.js';
 import { addUsage } from '../src/modules/auth/usage.repository.js';
 import { deleteExpiredEvents, EventRetention } from '../src/modules/events/event-retention.js';
 import { buildTestApp, call } from './helpers/app.js';
@@ -598,7 +597,7 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let written!: () => void;
     const holding = new Promise<void>((resolve) => (written = resolve));
-    const held = writeOutsideFeed(ctx.database.db, async (tx) => {
+    const held = ctx.database.db.transaction(async (tx) => {
       await addUsage(tx, other.companyId, '2026-11', uuidv7(), 1);
       written();
       await released;

@@ -1,16 +1,13 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from './client.js';
 
 /**
- * Runs writes that record no event (usage counts, keys' last use) in a transaction under its own
- * application_name: the events feed's horizon waits only for transactions of the API's application_name
- * (FEED_HORIZON, events.repository.ts), so this bookkeeping never delays another company's feed (§11).
- * The name is set before the first write gives the transaction an id, and PostgreSQL restores the
- * connection's own name when the transaction ends.
+ * A one-row subquery that gives the statement's transaction its own application_name. Writes that record
+ * no event (usage counts, keys' last use) take their rows from it, so the name is set before their first row
+ * is written, which is what gives the transaction its id: the events feed's horizon waits only for
+ * transactions of the API's own application_name (FEED_HORIZON, events.repository.ts), so this bookkeeping
+ * never holds another company's feed back (§11). The name is local to the transaction, and PostgreSQL
+ * restores the connection's own when it ends. No round trip is added.
  */
-export async function writeOutsideFeed<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`select set_config('application_name', current_setting('application_name') || '/bookkeeping', true)`);
-    return work(tx);
-  });
-}
+export const OUTSIDE_FEED = sql.raw(
+  `(select set_config('application_name', current_setting('application_name') || '/bookkeeping', true) as name)`,
+);

@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
-import { writeOutsideFeed } from '../../db/bookkeeping.js';
+import { OUTSIDE_FEED } from '../../db/bookkeeping.js';
 import type { Db } from '../../db/client.js';
 import { apiKeyRolledSecrets, apiKeys, companies, users, type KeyMode } from '../../db/schema/index.js';
 
@@ -77,11 +77,9 @@ export async function findActiveKey(db: Db, keyHash: string): Promise<KeyRecord 
 export async function recordKeysLastUsed(db: Db, usedAt: ReadonlyMap<string, number>): Promise<void> {
   if (usedAt.size === 0) return;
   const rows = [...usedAt].map(([id, at]) => sql`(${id}::uuid, ${new Date(at).toISOString()}::timestamptz)`);
-  await writeOutsideFeed(db, (tx) =>
-    tx
-      .update(apiKeys)
-      .set({ lastUsedAt: sql`greatest(${apiKeys.lastUsedAt}, used.at)` })
-      .from(sql`(values ${sql.join(rows, sql`, `)}) as used(id, at)`)
-      .where(eq(apiKeys.id, sql`used.id`)),
-  );
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`greatest(${apiKeys.lastUsedAt}, used.at)` })
+    .from(sql`(values ${sql.join(rows, sql`, `)}) as used(id, at) cross join ${OUTSIDE_FEED} as bookkeeping`)
+    .where(eq(apiKeys.id, sql`used.id`));
 }

@@ -1,19 +1,14 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
-import { writeOutsideFeed } from '../../db/bookkeeping.js';
+import { OUTSIDE_FEED } from '../../db/bookkeeping.js';
 import type { Db } from '../../db/client.js';
 import { usageCounters } from '../../db/schema/index.js';
 
 /** Adds this instance's buffered requests to its own row of the month. */
 export async function addUsage(db: Db, companyId: string, period: string, instanceId: string, delta: number) {
-  await writeOutsideFeed(db, (tx) =>
-    tx
-      .insert(usageCounters)
-      .values({ companyId, period, instanceId, requestCount: delta })
-      .onConflictDoUpdate({
-        target: [usageCounters.companyId, usageCounters.period, usageCounters.instanceId],
-        set: { requestCount: sql`${usageCounters.requestCount} + ${delta}`, updatedAt: new Date() },
-      }),
-  );
+  await db.execute(sql`insert into ${usageCounters} (company_id, period, instance_id, request_count)
+    select ${companyId}::uuid, ${period}::text, ${instanceId}::uuid, ${delta}::int from ${OUTSIDE_FEED} as bookkeeping
+    on conflict (company_id, period, instance_id)
+    do update set request_count = ${usageCounters.requestCount} + excluded.request_count, updated_at = now()`);
 }
 
 /** Requests of the month counted by every other instance. */
