@@ -9,7 +9,8 @@ import { makeCompany, makeCustomer, makeKey, validLocation } from './helpers/fac
 import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
 import { idempotencyKeys } from '../src/db/schema/index.js';
 import { redactUrl } from '../src/shared/urls.js';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
+import { purgeExpiredKeys } from '../src/modules/idempotency/idempotency.service.js';
 
 const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
@@ -329,5 +330,24 @@ describe('idempotency keys', () => {
       .where(and(eq(idempotencyKeys.companyId, company.companyId)));
     expect(keys.map((row) => row.key)).toEqual(['fresh']);
     await purging.close();
+  });
+
+  it('are purged batch by batch until none is expired, every company’s, the fresh ones kept', async () => {
+    const [a, b] = [await makeCompany(ctx.database), await makeCompany(ctx.database)];
+    const old = new Date(Date.now() - 25 * 3600 * 1000);
+    const row = (companyId: string, key: string, createdAt?: Date) =>
+      ({ companyId, key, fingerprint: 'f', state: 'completed' as const, responseStatus: 200, responseBody: '{}', ...(createdAt ? { createdAt } : {}) });
+    await ctx.database.db.insert(idempotencyKeys).values([
+      ...['e1', 'e2', 'e3'].map((key) => row(a.companyId, key, old)),
+      ...['e4', 'e5'].map((key) => row(b.companyId, key, old)),
+      row(a.companyId, 'fresh-a'),
+      row(b.companyId, 'fresh-b'),
+    ]);
+    expect(await purgeExpiredKeys(ctx.database.db, Date.now(), 2)).toBeGreaterThanOrEqual(5);
+    const left = await ctx.database.db
+      .select({ key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(inArray(idempotencyKeys.companyId, [a.companyId, b.companyId]));
+    expect(left.map((kept) => kept.key).sort()).toEqual(['fresh-a', 'fresh-b']);
   });
 });

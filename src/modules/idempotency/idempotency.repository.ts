@@ -1,4 +1,5 @@
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { OUTSIDE_FEED } from '../../db/bookkeeping.js';
 import type { Db } from '../../db/client.js';
 import { idempotencyKeys } from '../../db/schema/index.js';
 
@@ -57,11 +58,15 @@ export async function releaseKey(db: Db, companyId: string, key: string, created
   return deleted.length > 0;
 }
 
-/** Drops every company's records older than the cutoff; the scheduled purge. */
-export async function purgeAllBefore(db: Db, cutoff: Date): Promise<number> {
-  const deleted = await db
-    .delete(idempotencyKeys)
-    .where(lt(idempotencyKeys.createdAt, sql`${cutoff.toISOString()}::timestamptz`))
-    .returning({ key: idempotencyKeys.key });
-  return deleted.length;
+/**
+ * Deletes up to `batchSize` records older than the cutoff, every company's, in one short statement whose
+ * transaction holds no events feed back (OUTSIDE_FEED); returns how many.
+ */
+export async function purgeBatchBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  const result = (await db.execute(sql`delete from ${idempotencyKeys} as expiring
+    using (select ctid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${cutoff.toISOString()}::timestamptz limit ${batchSize}) as expired,
+      ${OUTSIDE_FEED} as bookkeeping
+    where expiring.ctid = expired.ctid
+    returning 1 as deleted`)) as unknown as { rows: unknown[] };
+  return result.rows.length;
 }

@@ -86,9 +86,20 @@ export function replaceAnswer(db: Db, companyId: string, key: string, body: stri
   return repository.replaceAnswer(db, companyId, key, body);
 }
 
-/** Deletes every record older than KEY_LIFETIME_MS; returns how many (src/plugins/idempotency-purge.ts runs it). */
-export function purgeExpiredKeys(db: Db, now = Date.now()): Promise<number> {
-  return repository.purgeAllBefore(db, new Date(now - KEY_LIFETIME_MS));
+const PURGE_BATCH_SIZE = 1000;
+
+/**
+ * Deletes every record older than KEY_LIFETIME_MS, batch by batch, so no statement holds many rows or runs
+ * long; returns how many (src/plugins/idempotency-purge.ts runs it).
+ */
+export async function purgeExpiredKeys(db: Db, now = Date.now(), batchSize = PURGE_BATCH_SIZE): Promise<number> {
+  const cutoff = new Date(now - KEY_LIFETIME_MS);
+  let total = 0;
+  for (;;) {
+    const deleted = await repository.purgeBatchBefore(db, cutoff, batchSize);
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }
 
 /**
