@@ -6,6 +6,7 @@ import { customers, jobs } from '../src/db/schema/index.js';
 import { createTestDatabase } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { spawnServer } from './helpers/server-process.js';
+import { rowsOf } from './helpers/sql-rows.js';
 
 /**
  * The real server is killed with SIGKILL (no graceful shutdown, no flush) while invoices and payments
@@ -25,18 +26,13 @@ async function startServer() {
   return server;
 }
 
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = await testDb.database.db.execute(query);
-  return (result as unknown as { rows: T[] }).rows;
-}
-
 const cents = (value: string | number) => Math.round(Number(value) * 100);
 
 /** Waits until no other session of this database is inside a statement or a transaction (at most 10 s). */
 async function settledBackends(): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const [busy] = await rows<{ count: number }>(sql`select count(*)::int as count from pg_stat_activity
+    const [busy] = await rowsOf<{ count: number }>(testDb.database, sql`select count(*)::int as count from pg_stat_activity
       where datname = current_database() and pid <> pg_backend_pid() and state is not null and state <> 'idle'`);
     if (busy.count === 0 || Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -45,7 +41,7 @@ async function settledBackends(): Promise<void> {
 
 /** Everything a crash must never leave behind, checked straight in the database. */
 async function checkConsistency(companyId: string) {
-  const invoices = await rows<{
+  const invoices = await rowsOf<{
     uuid: string;
     invoice_number: string | null;
     invoice_seq: number | null;
@@ -58,7 +54,7 @@ async function checkConsistency(companyId: string) {
     status: string;
     job_status: string;
     payments_sum: string;
-  }>(sql`
+  }>(testDb.database, sql`
     select i.uuid, i.invoice_number, i.invoice_seq::int as invoice_seq, i.subtotal::text, i.tax_amount::text,
       i.discount_amount::text, i.total_amount::text, i.paid_amount::text, i.balance_amount::text, i.status,
       j.status as job_status,
@@ -81,13 +77,13 @@ async function checkConsistency(companyId: string) {
   expect(invoices.map((invoice) => invoice.invoice_seq)).toEqual(invoices.map((_, index) => index + 1));
   expect(new Set(invoices.map((invoice) => invoice.invoice_number)).size).toBe(invoices.length);
 
-  const payments = await rows<{ payment_seq: number; payment_number: string }>(sql`
+  const payments = await rowsOf<{ payment_seq: number; payment_number: string }>(testDb.database, sql`
     select payment_seq::int as payment_seq, payment_number from payments where company_id = ${companyId} order by payment_seq`);
   expect(payments.map((payment) => payment.payment_seq)).toEqual(payments.map((_, index) => index + 1));
   expect(payments.every((payment) => /^PAY-\d{4,}$/.test(payment.payment_number))).toBe(true);
 
   // A job is Invoiced exactly when an invoice of it exists: no job moved without its invoice.
-  const orphans = await rows<{ uuid: string }>(sql`
+  const orphans = await rowsOf<{ uuid: string }>(testDb.database, sql`
     select j.uuid from jobs j where j.company_id = ${companyId} and j.status = 'Invoiced'
       and not exists (select 1 from invoices i where i.company_id = j.company_id and i.job_uuid = j.uuid)`);
   expect(orphans).toEqual([]);
@@ -166,7 +162,7 @@ describe.skipIf(!testDb.url)('SIGKILL between writes', () => {
     const counts = await checkConsistency(company.companyId);
     // Every answered create is stored (a 200 means committed); the killed ones may or may not be.
     const stored = new Set(
-      (await rows<{ uuid: string }>(sql`select uuid from invoices where company_id = ${company.companyId}`)).map((row) => row.uuid),
+      (await rowsOf<{ uuid: string }>(testDb.database, sql`select uuid from invoices where company_id = ${company.companyId}`)).map((row) => row.uuid),
     );
     for (const result of ok.filter((r) => r.kind === 'invoice')) expect(stored.has(result.body.data.uuid)).toBe(true);
     expect(counts.invoices).toBeGreaterThanOrEqual(4 + ok.filter((r) => r.kind === 'invoice').length);
@@ -175,7 +171,7 @@ describe.skipIf(!testDb.url)('SIGKILL between writes', () => {
     // A restarted server carries on: the next invoice gets the next number.
     const restarted = await startServer();
     const unused = (
-      await rows<{ uuid: string }>(sql`select uuid from jobs where company_id = ${company.companyId} and status = 'Complete' limit 1`)
+      await rowsOf<{ uuid: string }>(testDb.database, sql`select uuid from jobs where company_id = ${company.companyId} and status = 'Complete' limit 1`)
     )[0];
     if (unused) {
       const next = await post(restarted.base, '/invoices', invoiceBody(unused.uuid));

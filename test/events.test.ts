@@ -10,18 +10,14 @@ import { flatTemplate, makeEstimate, makeTemplate } from './helpers/estimates-fa
 import { eventsOf, getRecord, readFeed, waitForFeed, type FeedEvent } from './helpers/events.js';
 import { makeCompany, makeCustomer, makeLocation, type TestCompany } from './helpers/factories.js';
 import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
+import { rowsOf } from './helpers/sql-rows.js';
 
 // Recording is tested here; delivery (which would start attempting the deliveries checked below) elsewhere.
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 const { app } = ctx;
 
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await ctx.database.db.execute(query)) as unknown as { rows: T[] };
-  return result.rows;
-}
-
 async function storedEventCount(companyId: string): Promise<number> {
-  const [row] = await rows<{ n: number }>(sql`select count(*)::int as n from events where company_id = ${companyId}`);
+  const [row] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from events where company_id = ${companyId}`);
   return row.n;
 }
 
@@ -33,7 +29,7 @@ async function send(key: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', pa
 
 /** The application_name the API's connections carry: its transactions are the ones that hold the feed back. */
 async function apiApplicationName(): Promise<string> {
-  const [row] = await rows<{ name: string }>(sql`select current_setting('application_name') as name`);
+  const [row] = await rowsOf<{ name: string }>(ctx.database, sql`select current_setting('application_name') as name`);
   return row.name;
 }
 
@@ -271,7 +267,8 @@ describe('webhook deliveries of an event', () => {
     const customer = await makeCustomer(app, company.key);
     await send(company.key, 'PATCH', `/customers/${customer.uuid}`, { notes: 'x' });
     const [createdEvent, updatedEvent] = await eventsOf(app, company.key, customer.uuid, 2);
-    const deliveries = await rows<{ endpoint_uuid: string; event_uuid: string; event_type: string; status: string; attempts: number; uuid: string }>(
+    const deliveries = await rowsOf<{ endpoint_uuid: string; event_uuid: string; event_type: string; status: string; attempts: number; uuid: string }>(
+      ctx.database,
       sql`select endpoint_uuid, event_uuid, event_type, status, attempts, uuid from webhook_deliveries where company_id = ${company.companyId} order by event_type, endpoint_uuid`,
     );
     expect(deliveries.map(({ endpoint_uuid, event_uuid, event_type, status, attempts }) => ({ endpoint_uuid, event_uuid, event_type, status, attempts }))).toEqual(
@@ -659,7 +656,7 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     await waitForFeed(app, key, total);
     writing = false;
     await follower;
-    const stored = await rows<{ uuid: string }>(sql`select uuid from events where company_id = ${companyId} order by txid, seq`);
+    const stored = await rowsOf<{ uuid: string }>(ctx.database, sql`select uuid from events where company_id = ${companyId} order by txid, seq`);
     expect(seen.map((event) => event.uuid)).toEqual(stored.map((row) => row.uuid));
     expect(new Set(seen.map((event) => event.uuid)).size).toBe(total);
     // 15 customers, 15 payments (+15 invoice updates), 15 customer updates, 15 locations (+14 losing primary), and the setup's.

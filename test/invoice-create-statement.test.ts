@@ -5,6 +5,7 @@ import { buildTestApp, call } from './helpers/app.js';
 import { invoiceBody, makeBillingSetup } from './helpers/billing-factories.js';
 import { eventsOf, getRecord } from './helpers/events.js';
 import { changedWhileRequestWaits } from './helpers/row-lock.js';
+import { rowsOf } from './helpers/sql-rows.js';
 
 /**
  * An invoice create is one statement after its reads (invoices.service createInStatement): the job locked and
@@ -14,11 +15,6 @@ import { changedWhileRequestWaits } from './helpers/row-lock.js';
  */
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 const { app } = ctx;
-
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await ctx.database.db.execute(query)) as unknown as { rows: T[] };
-  return result.rows;
-}
 
 function post(key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return call(app, 'POST', '/api/v1/invoices', { key, body, headers });
@@ -46,7 +42,7 @@ describe('an invoice create', () => {
     expect(jobEvent.type).toBe('job.updated');
     expect(jobEvent.data.previous_attributes).toEqual({ status: 'Complete', invoiced_at: null });
     expect(jobEvent.data.object).toEqual(await getRecord(app, key, `/jobs/${setup.jobUuid}`));
-    const marked = await rows<{ n: number }>(sql`select count(*)::int as n from events where company_id = ${setup.company.companyId} and data::text like '%mark:%'`);
+    const marked = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from events where company_id = ${setup.company.companyId} and data::text like '%mark:%'`);
     expect(marked[0].n).toBe(0);
   });
 
@@ -84,7 +80,7 @@ describe('an invoice create', () => {
     expect(again.status).toBe(200);
     expect(again.raw.body).toBe(first.raw.body);
     expect(again.body.data.status).toBe('Overdue');
-    const [{ n }] = await rows<{ n: number }>(sql`select count(*)::int as n from invoices where company_id = ${companyId}`);
+    const [{ n }] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from invoices where company_id = ${companyId}`);
     expect(n).toBe(1);
   });
 
@@ -103,7 +99,7 @@ describe('an invoice create', () => {
       expect(refused.status, field).toBe(400);
       expect(refused.body.error.details[0]).toMatchObject({ field, code: 'invalid_reference' });
     }
-    const [{ n }] = await rows<{ n: number }>(sql`select count(*)::int as n from invoices where company_id = ${companyId}`);
+    const [{ n }] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from invoices where company_id = ${companyId}`);
     expect(n).toBe(0);
   });
 });

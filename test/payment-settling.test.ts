@@ -5,6 +5,7 @@ import { buildTestApp, call } from './helpers/app.js';
 import { makeBillingSetup, makeInvoiceOf, makePayment, paymentBody, readJob } from './helpers/billing-factories.js';
 import { eventsOf, getRecord, readFeed } from './helpers/events.js';
 import { changedWhileRequestWaits } from './helpers/row-lock.js';
+import { rowsOf } from './helpers/sql-rows.js';
 
 /**
  * A Completed payment that leaves its invoice Pending is one statement (payments.service createSettling): the
@@ -13,11 +14,6 @@ import { changedWhileRequestWaits } from './helpers/row-lock.js';
  */
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 const { app } = ctx;
-
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await ctx.database.db.execute(query)) as unknown as { rows: T[] };
-  return result.rows;
-}
 
 function pay(key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return call(app, 'POST', '/api/v1/payments', { key, body, headers });
@@ -50,12 +46,13 @@ describe('a payment that leaves its invoice Pending', () => {
     const feed = await readFeed(app, key);
     const types = feed.map((event) => `${event.type} ${event.object_uuid}`);
     expect(types.indexOf(`payment.created ${payment.uuid}`)).toBe(types.indexOf(`invoice.updated ${invoice.uuid}`) - 1);
-    const deliveries = await rows<{ event_uuid: string }>(
+    const deliveries = await rowsOf<{ event_uuid: string }>(
+      ctx.database,
       sql`select event_uuid from webhook_deliveries where company_id = ${companyId} and event_uuid in (${created.uuid}, ${invoiceEvents[1].uuid})`,
     );
     expect(deliveries).toHaveLength(2);
     // No JSON the statement wrote kept a placeholder of the values it settled.
-    const marked = await rows<{ n: number }>(sql`select count(*)::int as n from events where company_id = ${companyId} and data::text like '%mark:%'`);
+    const marked = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from events where company_id = ${companyId} and data::text like '%mark:%'`);
     expect(marked[0].n).toBe(0);
   });
 
@@ -98,7 +95,7 @@ describe('a payment that leaves its invoice Pending', () => {
     }
     expect(await getRecord(app, key, `/invoices/${invoice.uuid}`)).toMatchObject({ paid_amount: 10, balance_amount: 0, status: 'Paid' });
     expect((await readJob(ctx.database, companyId, setup.jobUuid))?.paidAt).not.toBeNull();
-    const [{ n }] = await rows<{ n: number }>(sql`select count(*)::int as n from payments where company_id = ${companyId}`);
+    const [{ n }] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from payments where company_id = ${companyId}`);
     expect(n).toBe(10);
   });
 
@@ -114,7 +111,7 @@ describe('a payment that leaves its invoice Pending', () => {
     expect(again.status).toBe(200);
     expect(again.raw.body).toBe(first.raw.body);
     expect(again.body.data.invoice.balance_amount).toBe(30);
-    const [{ n }] = await rows<{ n: number }>(sql`select count(*)::int as n from payments where company_id = ${companyId}`);
+    const [{ n }] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from payments where company_id = ${companyId}`);
     expect(n).toBe(2);
   });
 
