@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
@@ -122,5 +123,58 @@ describe.skipIf(!ctx.databaseUrl)('a job that changes between the create\'s read
     expect(jobEvent.data.object.title).toBe('Renamed meanwhile');
     const [invoiceEvent] = await eventsOf(app, key, invoice.uuid, 1);
     expect(invoiceEvent.data.object).toEqual(await getRecord(app, key, `/invoices/${invoice.uuid}`));
+    // The refused statement took no number: the transaction's commit took the first, the next create the second.
+    expect(invoice.invoice_number).toBe('INV-0001');
+    expect((await post(key, invoiceBody(setup, { line_items: LINES }))).body.data.invoice_number).toBe('INV-0002');
   });
 });
+
+describe.skipIf(!ctx.databaseUrl)('a create that deadlocks with another transaction (PostgreSQL)', () => {
+  it('answers 503 service_unavailable, writes nothing and takes no number; its retry takes the next one', async () => {
+    const setup = await makeBillingSetup(app, ctx.database, { status: 'Complete' });
+    const { key, companyId } = setup.company;
+    expect((await post(key, invoiceBody(setup, { line_items: LINES }))).body.data.invoice_number).toBe('INV-0001');
+    // Another transaction holds the company's counter; the create locks its job, then waits on the counter;
+    // the other transaction then waits on the job: PostgreSQL ends one of the two.
+    const holder = new pg.Client({ connectionString: ctx.databaseUrl! });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select 1 from numbering_counters where company_id = $1 and kind = 'invoice' for update`, [companyId]);
+      const running = post(key, invoiceBody(setup, { line_items: LINES }));
+      await waitForLockWaiter(holder);
+      const holderOutcome = holder.query('select 1 from jobs where uuid = $1 for update', [setup.jobUuid]).then(
+        () => 'locked',
+        (error: { code?: string }) => error.code,
+      );
+      const answer = await running;
+      if (answer.status === 200) {
+        // PostgreSQL chose the other transaction: the create went on once it was rolled back.
+        expect(await holderOutcome).toBe('40P01');
+        expect(answer.body.data.invoice_number).toBe('INV-0002');
+        return;
+      }
+      expect(answer.status).toBe(503);
+      expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringMatching(/retry/i) });
+      expect(await holderOutcome).toBe('locked');
+      await holder.query('rollback');
+    } finally {
+      await holder.end();
+    }
+    const [{ n }] = await rowsOf<{ n: number }>(ctx.database, sql`select count(*)::int as n from invoices where company_id = ${companyId}`);
+    expect(n).toBe(1);
+    expect((await post(key, invoiceBody(setup, { line_items: LINES }))).body.data.invoice_number).toBe('INV-0002');
+  });
+});
+
+/** Waits until a backend of the database other than `client`'s waits on a lock. */
+async function waitForLockWaiter(client: pg.Client): Promise<void> {
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    const { rows } = await client.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+    );
+    if (rows[0].n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no backend waited on a lock');
+}

@@ -180,6 +180,10 @@ export function translate(error: unknown, request?: FastifyRequest): AppError {
     if (code.startsWith('22') || code === '54000') {
       return new AppError('validation_error', 'A value in the request is out of range or malformed.');
     }
+    // Class 40: PostgreSQL rolled the statement back for a concurrent one (a deadlock); nothing was written.
+    if (code === '40001' || code === '40P01') {
+      return new AppError('service_unavailable', 'The request ran into a concurrent one and was not applied; retry it.');
+    }
     if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || CONNECTION_ERRORS.has(code) || code === '53300') {
       return new AppError('service_unavailable', 'The database is unavailable; retry shortly.');
     }
