@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { ALL_ADDONS, type KeyMode } from '../../db/schema/index.js';
 import { insertCompany, updateCompanySettings } from '../companies/companies.repository.js';
@@ -48,7 +48,7 @@ export async function createCompany(db: Db, input: NewCompany) {
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) throw new ProvisioningError('--email must be an email address');
   return db.transaction(async (tx) => {
     const company = await insertCompany(tx, {
-      uuid: uuidv7(),
+      uuid: newRecordId(),
       name: input.name.trim(),
       email: input.email,
       addons: input.addons ?? [...ALL_ADDONS],
@@ -56,7 +56,7 @@ export async function createCompany(db: Db, input: NewCompany) {
     });
     const owner = await insertUser(tx, {
       companyId: company.uuid,
-      uuid: uuidv7(),
+      uuid: newRecordId(),
       firstName: 'Account',
       lastName: 'Owner',
       email: input.email,
@@ -86,7 +86,7 @@ export async function createUser(
   }
   const user = await insertUser(db, {
     companyId,
-    uuid: uuidv7(),
+    uuid: newRecordId(),
     firstName: input.firstName.trim(),
     lastName: input.lastName.trim(),
     email: input.email ?? null,

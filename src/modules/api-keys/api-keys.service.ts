@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import type { KeyMode } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
@@ -45,7 +45,7 @@ export interface NewKey {
 export async function issueApiKey(db: Db, key: NewKey): Promise<IssuedApiKey> {
   const secret = generateApiKey(key.mode);
   const row = await repository.insertKey(db, {
-    id: uuidv7(),
+    id: newRecordId(),
     companyId: key.companyId,
     userId: key.userId,
     name: key.name ?? null,

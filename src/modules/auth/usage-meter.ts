@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { addUsage, usageOfOtherInstances, usageSplit } from './usage.repository.js';
 
@@ -41,7 +41,7 @@ export const DEFAULT_IDLE_EVICT_MS = 60_000;
  * (which holds every flushed count) is the one source a dropped entry is rebuilt from.
  */
 export class UsageMeter {
-  readonly instanceId = uuidv7();
+  readonly instanceId = newRecordId();
   private readonly usage = new Map<string, CompanyUsage>();
   private readonly loading = new Map<string, Promise<CompanyUsage>>();
   private timer: NodeJS.Timeout | undefined;

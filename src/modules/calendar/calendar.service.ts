@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Actor } from '../../auth/principal.js';
 import type { Db } from '../../db/client.js';
 import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
@@ -33,7 +33,7 @@ export async function createCalendarLink(db: Db, actor: Actor, userId: string, b
   const link = { url: `${baseUrl}${feedPath(token)}` };
   return keyedWrite(actor, () =>
     db.transaction(async (tx) => {
-      await repository.insertCalendarLink(tx, { companyId, uuid: uuidv7(), userId, tokenHash: hashOf(token) });
+      await repository.insertCalendarLink(tx, { companyId, uuid: newRecordId(), userId, tokenHash: hashOf(token) });
       await completeKeyInTransaction(tx, actor, link);
       return link;
     }),

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import type { Storage } from '../../storage/storage.js';
 import * as repository from './sandbox.repository.js';
@@ -16,7 +16,7 @@ export async function ensureSandbox(db: Db, liveCompanyId: string): Promise<stri
   return db.transaction(async (tx) => {
     let sandbox = await repository.findSandbox(tx, liveCompanyId);
     if (!sandbox) {
-      sandbox = await repository.insertSandbox(tx, liveCompanyId, uuidv7());
+      sandbox = await repository.insertSandbox(tx, liveCompanyId, newRecordId());
       if (sandbox) await repository.copyNumberingSettings(tx, liveCompanyId, sandbox.uuid);
       // Made by a concurrent request meanwhile: use that one.
       else sandbox = await repository.findSandbox(tx, liveCompanyId);

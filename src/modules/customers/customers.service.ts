@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { customers, locations } from '../../db/schema/index.js';
 import type { Actor } from '../../auth/principal.js';
@@ -19,7 +19,7 @@ import type {
 /** One statement: the row, its event and a keyed request's key (createRecord); a reference is checked before. */
 async function create(db: Db, actor: Actor, body: CreateCustomerBody) {
   await requireReference(db, locations, actor.companyId, 'primary_service_location_uuid', body.primary_service_location_uuid);
-  return createRecord(db, actor, 'customer', { ...bodyToColumns(body), uuid: uuidv7() });
+  return createRecord(db, actor, 'customer', { ...bodyToColumns(body), uuid: newRecordId() });
 }
 
 /** Two round trips: the row read, then the new row and its event written if no other write came between (changeRecord). */

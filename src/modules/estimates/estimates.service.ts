@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, locations, type EstimateStatus, type Tier } from '../../db/schema/index.js';
 import { AppError, invalidField, missingReference } from '../../errors.js';
@@ -119,7 +119,7 @@ function bodyColumns(body: CreateEstimateBody | UpdateEstimateBody): Partial<rep
 
 async function create(db: Db, actor: Actor, body: CreateEstimateBody) {
   const { companyId } = actor;
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   const created = await recordChanges(db, actor, async (changes) => {
     const { tx } = changes;
     await requireReference(tx, customers, companyId, 'customer_uuid', body.customer_uuid);

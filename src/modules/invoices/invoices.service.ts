@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { invoices, locations } from '../../db/schema/index.js';
 import { invalidField, missingReference } from '../../errors.js';
@@ -202,7 +202,7 @@ function invoiceRecord(
  * the invoice itself (numberedInStatement); the transaction's is numbered at its commit (withNumber).
  */
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   return (await createInStatement(db, actor, body, uuid)) ?? withNumber(db, actor.companyId, 'invoice', await createInTransaction(db, actor, body, uuid));
 }
 

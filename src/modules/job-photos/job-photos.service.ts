@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { jobPhotos } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
@@ -150,7 +150,7 @@ class PhotoUpload {
       drain();
       throw invalidField('photos', `must be a ${ACCEPTED_TYPES} image (decided from the file's bytes)`, 'invalid_format');
     }
-    const uuid = uuidv7();
+    const uuid = newRecordId();
     const storageKey = `${this.actor.companyId}/${this.jobUuid}/${uuid}.${extension}`;
     const counter = byteCounter();
     // The limit can be hit before storage.put has attached its listeners (local storage first awaits a

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { customers, jobs, locations, users } from '../../db/schema/index.js';
 import { invalidField } from '../../errors.js';
@@ -29,7 +29,7 @@ async function requireReferences(db: Db, companyId: string, body: UpdateJobBody)
 }
 
 async function create(db: Db, actor: Actor, body: CreateJobBody): Promise<JobResponse> {
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   return recordChanges(db, actor, async (changes) => {
     await requireReferences(changes.tx, actor.companyId, body);
     await repository.insertJob(changes.tx, {

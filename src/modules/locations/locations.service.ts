@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { locations } from '../../db/schema/index.js';
 import { AppError } from '../../errors.js';
@@ -26,7 +26,7 @@ async function takePrimary(changes: Changes, uuid: string | null) {
 }
 
 async function create(db: Db, actor: Actor, body: CreateLocationBody) {
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   // A location that is not primary changes nothing else: one statement (createRecord).
   if (!body.is_primary) return createRecord(db, actor, 'location', { ...bodyToColumns(body), uuid });
   return recordChanges(db, actor, async (changes) => {

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { payments } from '../../db/schema/index.js';
 import { invalidField, missingReference, notFound } from '../../errors.js';
@@ -62,7 +62,7 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const values = {
     ...(bodyToColumns(body, { money: MONEY_FIELDS, skip: ['status', 'processed_at'] }) as Omit<repository.PaymentInsert, 'companyId' | 'uuid'>),
     companyId: actor.companyId,
-    uuid: uuidv7(),
+    uuid: newRecordId(),
     netAmount: centsToDecimal(net),
     status,
     processedAt,

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Actor } from '../../auth/principal.js';
 import type { Db } from '../../db/client.js';
 import { scheduleConflict, type AppError, type ErrorDetail, type ScheduleConflict } from '../../errors.js';
@@ -46,7 +46,7 @@ export interface HoldWriter {
 /** One hold per user of the request, each with a new id. */
 function newHolds(companyId: string, request: HoldRequest): NewHold[] {
   const owner = 'visitUuid' in request.owner ? { visitUuid: request.owner.visitUuid } : { timeOffUuid: request.owner.timeOffUuid };
-  return request.users.map((user) => ({ companyId, uuid: uuidv7(), userId: user.userId, startsAt: request.startsAt, endsAt: request.endsAt, ...owner }));
+  return request.users.map((user) => ({ companyId, uuid: newRecordId(), userId: user.userId, startsAt: request.startsAt, endsAt: request.endsAt, ...owner }));
 }
 
 const EXCLUSION_VIOLATION = '23P01';

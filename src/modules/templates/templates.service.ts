@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { templates, type PricingType, type StoredAddon, type StoredTiers, type Tier } from '../../db/schema/index.js';
 import { invalidField } from '../../errors.js';
@@ -73,7 +73,7 @@ async function create(db: Db, actor: Actor, body: CreateTemplateBody) {
   const columns = toColumns(body);
   checkPricingFields({ pricingType: body.pricing_type, basePrice: columns.basePrice, tiers: columns.tiers });
   // One statement: the row, its event and a keyed request's key (createRecord).
-  return createRecord(db, actor, 'template', { ...columns, name: body.name, pricingType: body.pricing_type, uuid: uuidv7() });
+  return createRecord(db, actor, 'template', { ...columns, name: body.name, pricingType: body.pricing_type, uuid: newRecordId() });
 }
 
 /** Two round trips: the row read, then the new row and its event written if no other write came between (changeRecord). */

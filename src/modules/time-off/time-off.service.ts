@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { timeOff, users } from '../../db/schema/index.js';
 import type { Actor } from '../../auth/principal.js';
@@ -23,7 +23,7 @@ function checkInterval(startsAt: Date, endsAt: Date): void {
 }
 
 async function create(db: Db, actor: Actor, body: CreateTimeOffBody): Promise<TimeOffResponse> {
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   const companyId = actor.companyId;
   checkInterval(body.starts_at, body.ends_at);
   return guardHolds(db, companyId, (holds) =>

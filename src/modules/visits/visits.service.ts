@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { visits, type VisitStatus } from '../../db/schema/index.js';
 import type { Actor } from '../../auth/principal.js';
@@ -101,7 +101,7 @@ const BOOKING_ATTEMPTS = 20;
  * A visit that moves its job to Scheduled is written in a transaction with the job's change (createMovingJob).
  */
 async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<VisitResponse> {
-  const uuid = uuidv7();
+  const uuid = newRecordId();
   const companyId = actor.companyId;
   const userIds = body.assigned_user_ids ?? [];
   checkDistinct(userIds);

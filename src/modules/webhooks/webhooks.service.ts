@@ -1,5 +1,5 @@
 import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
-import { v7 as uuidv7 } from 'uuid';
+import { newRecordId } from '../../shared/ids.js';
 import type { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
@@ -70,7 +70,7 @@ export function createWebhookEndpointsService(policy: AddressPolicy) {
         }
         const row = await repository.insertEndpoint(tx, {
           companyId: actor.companyId,
-          uuid: uuidv7(),
+          uuid: newRecordId(),
           url: body.url,
           description: body.description ?? null,
           events: body.events,
