@@ -111,7 +111,7 @@ describe('POST /api/v1/api_keys', () => {
       [{ scopes: ['jobs:read'], mode: 'sandbox' }, 'mode'],
       [{ scopes: ['jobs:read'], allowed_ips: ['10.0.0.0/33'] }, 'allowed_ips[0]'],
       [{ scopes: ['jobs:read'], allowed_ips: 'any' }, 'allowed_ips'],
-      [{ scopes: ['jobs:read'], expires_at: '2020-01-01T00:00:00Z' }, 'expires_at'],
+      [{ scopes: ['jobs:read'], expires_at: 'soon' }, 'expires_at'],
       [{ scopes: ['jobs:read'], expires_at: '2031-01-01T00:00:00' }, 'expires_at'],
       [{ scopes: ['jobs:read'], key_prefix: 'fsc_live_AAAAAAAA' }, 'key_prefix'],
       [{ scopes: ['jobs:read'], api_key: `fsc_live_${'A'.repeat(43)}` }, 'api_key'],
@@ -197,11 +197,40 @@ describe('PATCH /api/v1/api_keys/{uuid}', () => {
       [{ scopes: [] }, 'scopes'],
       [{ mode: 'test' }, 'mode'],
       [{ user_id: company.userId }, 'user_id'],
-      [{ expires_at: '2001-01-01T00:00:00Z' }, 'expires_at'],
+      [{ expires_at: 'next tuesday' }, 'expires_at'],
     ] as const) {
       expectValidationError(await call(ctx.app, 'PATCH', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body }), field);
+      expectValidationError(await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body }), field);
     }
-    expect((await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body: {} })).status).not.toBe(200);
+  });
+
+  it('PUT is the same partial update as PATCH (DECISIONS §4: every item path)', async () => {
+    const company = await makeCompany(ctx.database);
+    const made = await createVia(ctx.app, company.key, '/api_keys', { name: 'Reader', scopes: ['customers:read', 'jobs:read'] });
+    const unchanged = await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body: {} });
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body.data).toMatchObject({ name: 'Reader', scopes: ['customers:read', 'jobs:read'] });
+    const renamed = await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body: { name: 'Jobs only', scopes: ['jobs:read'] } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: 'Jobs only', scopes: ['jobs:read'], key_prefix: made.key_prefix });
+    expect((await call(ctx.app, 'GET', `/api/v1/api_keys/${made.uuid}`, { key: company.key })).body.data).toEqual(renamed.body.data);
+    expect((await call(ctx.app, 'GET', '/api/v1/customers', { key: made.api_key })).body.error.code).toBe('insufficient_scope');
+    const reader = await createVia(ctx.app, company.key, '/api_keys', { scopes: ['api_keys:read'] });
+    expectError(await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: reader.api_key, body: { name: 'x' } }), 403, 'insufficient_scope');
+    const other = await makeCompany(ctx.database);
+    expectError(await call(ctx.app, 'PUT', `/api/v1/api_keys/${made.uuid}`, { key: other.key, body: { name: 'x' } }), 404, 'not_found');
+  });
+
+  it('an expiry already past expires the key at once', async () => {
+    const company = await makeCompany(ctx.database);
+    const made = await createVia(ctx.app, company.key, '/api_keys', { scopes: ['company:read'] });
+    expect((await me(made.api_key)).status).toBe(200);
+    const ended = await call(ctx.app, 'PATCH', `/api/v1/api_keys/${made.uuid}`, { key: company.key, body: { expires_at: '2001-01-01T00:00:00Z' } });
+    expect(ended.status).toBe(200);
+    expect(ended.body.data.expires_at).toBe('2001-01-01T00:00:00.000Z');
+    expectError(await me(made.api_key), 401, 'unauthorized');
+    const bornExpired = await createVia(ctx.app, company.key, '/api_keys', { scopes: ['company:read'], expires_at: '2020-01-01T00:00:00Z' });
+    expectError(await me(bornExpired.api_key), 401, 'unauthorized');
   });
 
   it('honours If-Match', async () => {

@@ -45,7 +45,8 @@ describe('405 method_not_allowed with Allow, on every documented path', () => {
 
   for (const { method, path, url, allowed } of cases) {
     it(`${method} ${path} -> 405, Allow: ${allowed.join(', ')}`, async () => {
-      const response = await call(app, method, url, { key: path.startsWith('/api/') ? key : undefined, body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      // A body with a field: the 405 comes before any look at the body.
+      const response = await call(app, method, url, { key: path.startsWith('/api/') ? key : undefined, body: method === 'GET' ? undefined : { name: 'x' } });
       expect(response.status, JSON.stringify(response.body)).toBe(405);
       expect(response.headers.allow).toBe(allowed.join(', '));
       expect(response.body).toEqual({
@@ -78,6 +79,17 @@ describe('routes the document does not list', () => {
     expect(unknown.headers.allow).toBeUndefined();
     const keyless = await call(app, 'DELETE', '/api/v1/customers');
     expect(keyless.status).toBe(401);
+  });
+
+  it('answers 404 or 405 whatever body comes with the request: fields, a non-object or malformed JSON', async () => {
+    for (const rawBody of ['{"name":"x"}', 'null', '[1]', '{"name":']) {
+      const unknown = await call(app, 'POST', '/api/v1/nothing-here', { key, rawBody });
+      expect(unknown.status, rawBody).toBe(404);
+      expect(unknown.body.error.code).toBe('not_found');
+      const wrongMethod = await call(app, 'POST', '/api/v1/events', { key, rawBody });
+      expect(wrongMethod.status, rawBody).toBe(405);
+      expect(wrongMethod.headers.allow).toBe('GET, HEAD');
+    }
   });
 
   it('takes a trailing slash and a query string as the same path', async () => {

@@ -533,6 +533,7 @@ const samples: Sample[] = [
   { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey) },
   { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 404, params: uuid(() => missing) },
   { method: 'PATCH', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey), body: { name: null, expires_at: null } },
+  { method: 'PUT', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey), body: { name: 'Renamed' } },
   { method: 'POST', path: '/api/v1/api_keys/{uuid}/roll', status: 200, params: uuid(() => made.apiKey), body: { grace_seconds: 3600 } },
   { method: 'DELETE', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey) },
   { method: 'GET', path: '/api/v1/api_keys/{uuid}', status: 200, params: uuid(() => made.apiKey), query: 'include_deleted=true' },

@@ -330,6 +330,9 @@ export const errorsPlugin = fp(
       for (const method of [route.method].flat()) routeTable.add(route.url, method, route.schema);
     });
     app.setErrorHandler((error, request: FastifyRequest, reply) => {
+      // A request no route answers is 404 or 405 whatever its body holds (DECISIONS.md §1's order of checks):
+      // its body was read on the way to the not-found handler and may have failed to parse.
+      if (request.is404 && (error as FastifyError).code?.startsWith('FST_ERR_CTP_')) return sendNoRoute(request, reply);
       const appError = translate(error, request);
       const status = statusOf(appError.code);
       if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');

@@ -37,7 +37,8 @@ export const jsonBodyPlugin = fp(
     // Synchronous: a request without a body (every GET) passes at the cost of one comparison.
     app.addHook('preValidation', (request, _reply, done) => {
       const body: unknown = request.body;
-      if (body === undefined) return done();
+      // No route answers it: the not-found handler's 404 or 405 comes first (DECISIONS.md §1's order of checks).
+      if (body === undefined || request.is404) return done();
       try {
         checkBody(request.headers['content-type'] ?? '', body);
         if (request.routeOptions.schema?.body === undefined) refuseFields(body as Record<string, unknown>);

@@ -103,14 +103,16 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => ok(await createApiKey(db(), managerOf(request), request.body)),
   );
 
-  app.patch(
-    '/api_keys/:uuid',
-    {
+  // PUT and PATCH are both partial updates on every item path (DECISIONS.md §4).
+  for (const [method, operationId] of [['PUT', 'updateApiKey'], ['PATCH', 'patchApiKey']] as const) {
+    app.route({
+      method,
+      url: '/api_keys/:uuid',
       config: { ...WRITE, etag: true },
       schema: {
         tags: [TAG],
-        operationId: 'patchApiKey',
-        summary: 'Update an API key (PATCH; partial)',
+        operationId,
+        summary: `Update an API key (${method}; partial)`,
         description:
           'Changes name, scopes, allowed_ips or expires_at; absent fields are unchanged, null clears name or expires_at. ' +
           'Only a key within the calling key\'s scopes can be changed, and only to scopes the calling key holds (400 ' +
@@ -120,13 +122,13 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
         body: UpdateApiKeyBody,
         response: { 200: okSchema(ApiKeyResponse), ...errorResponses(404, 413) },
       },
-    },
-    async (request) => {
-      const key = await updateApiKey(db(), managerOf(request), request.params.uuid, request.body);
-      app.forgetApiKey(key.uuid);
-      return ok(key);
-    },
-  );
+      handler: async (request) => {
+        const key = await updateApiKey(db(), managerOf(request), request.params.uuid, request.body);
+        app.forgetApiKey(key.uuid);
+        return ok(key);
+      },
+    });
+  }
 
   app.delete(
     '/api_keys/:uuid',

@@ -47,11 +47,11 @@ const allowedIps = z
   .describe('Addresses and CIDR ranges (IPv4 or IPv6) the key may be used from; empty means any.')
   .meta({ example: ['203.0.113.0/24', '2001:db8::/32'] });
 
+// A time already past is accepted: the key is expired from then on, which is how a client ends it at once.
 const expiresAt = timestampInput
-  .refine((date) => date.getTime() > Date.now(), 'must be in the future')
   .nullable()
   .optional()
-  .describe('When the key stops working (401 from then on); null or absent: never.');
+  .describe('When the key stops working (401 from then on; a time already past expires it at once); null or absent: never.');
 
 export const CreateApiKeyBody = z
   .strictObject({
