@@ -123,7 +123,7 @@ describe.skipIf(!ctx.databaseUrl)('a job that changes between the create\'s read
     expect(jobEvent.data.object.title).toBe('Renamed meanwhile');
     const [invoiceEvent] = await eventsOf(app, key, invoice.uuid, 1);
     expect(invoiceEvent.data.object).toEqual(await getRecord(app, key, `/invoices/${invoice.uuid}`));
-    // The refused statement took no number: the transaction's commit took the first, the next create the second.
+    // The statement that found the job changed wrote nothing: the transaction's commit took the first number.
     expect(invoice.invoice_number).toBe('INV-0001');
     expect((await post(key, invoiceBody(setup, { line_items: LINES }))).body.data.invoice_number).toBe('INV-0002');
   });
@@ -134,8 +134,8 @@ describe.skipIf(!ctx.databaseUrl)('a create that deadlocks with another transact
     const setup = await makeBillingSetup(app, ctx.database, { status: 'Complete' });
     const { key, companyId } = setup.company;
     expect((await post(key, invoiceBody(setup, { line_items: LINES }))).body.data.invoice_number).toBe('INV-0001');
-    // Another transaction holds the company's counter; the create locks its job, then waits on the counter;
-    // the other transaction then waits on the job: PostgreSQL ends one of the two.
+    // Another transaction holds the company's counter; the create locks its job and, at its commit, waits on the
+    // counter; the other transaction then waits on the job: PostgreSQL ends one of the two.
     const holder = new pg.Client({ connectionString: ctx.databaseUrl! });
     await holder.connect();
     try {

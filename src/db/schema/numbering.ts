@@ -12,8 +12,6 @@ export const numberingCounters = pgTable(
     padding: integer('padding').notNull().default(4),
     nextNumber: bigint('next_number', { mode: 'number' }).notNull().default(1),
     overrideNextNumber: bigint('override_next_number', { mode: 'number' }),
-    /** The number the last document got (take_document_number(), migration 0019); null before the first. */
-    lastNumber: bigint('last_number', { mode: 'number' }),
     updatedAt: lifecycle.updatedAt,
   },
   (table) => [

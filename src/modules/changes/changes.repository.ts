@@ -248,8 +248,6 @@ export interface CreateGuard {
   params: Record<string, unknown>;
   events?: readonly NewEvent[];
   marks?: readonly JsonMark[];
-  /** Columns the statement computes (SQL over the CTEs of `source`) instead of taking the row's value. */
-  columns?: Readonly<Record<string, SQL>>;
 }
 
 /**
@@ -277,10 +275,7 @@ export async function insertRecordWithEvent(
   const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}_${marks.length}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
-    const values = sql.join(
-      columns.map((column) => guard?.columns?.[column.name] ?? sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`),
-      sql`, `,
-    );
+    const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
     const keyed = key
       ? sql`, completed as (
           insert into idempotency_keys (company_id, key, fingerprint, state, response_status, response_body, record_uuid)
@@ -300,7 +295,7 @@ export async function insertRecordWithEvent(
       select (select count(*) from inserted)::int as inserted${sql.join(markValues)}`;
   };
   const params: Record<string, unknown> = {
-    ...Object.fromEntries(columns.filter((column) => !guard?.columns?.[column.name]).map((column) => [`c_${column.name}`, column.value])),
+    ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
     ...jsonParamsOf(recorded),
     ...markParams(marks),
     ids,

@@ -15,7 +15,7 @@ import type { JobRow, JobWithRelations } from '../jobs/jobs.repository.js';
 import { requireOneCustomer } from '../customers/one-customer.js';
 import { createCheckedRecord, getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { newMark } from '../changes/changes.repository.js';
-import { numberedInStatement, withNumber } from '../numbering/numbering.service.js';
+import { withNumber } from '../numbering/numbering.service.js';
 import {
   NO_AMOUNT,
   priceInvoice,
@@ -198,18 +198,19 @@ function invoiceRecord(
 /**
  * An invoice create. The usual one is one statement after its reads (createInStatement); when its job changed
  * between the two, it is a transaction that locks the job (createInTransaction). Either way the job moves to
- * Invoiced (and gets paid_at when a zero total makes the invoice Paid) with the invoice. The statement numbers
- * the invoice itself (numberedInStatement); the transaction's is numbered at its commit (withNumber).
+ * Invoiced (and gets paid_at when a zero total makes the invoice Paid) with the invoice, and the number is
+ * the one the invoice got at commit (see withNumber).
  */
 async function create(db: Db, actor: Actor, body: CreateInvoiceBody) {
   const uuid = newRecordId();
-  return (await createInStatement(db, actor, body, uuid)) ?? withNumber(db, actor.companyId, 'invoice', await createInTransaction(db, actor, body, uuid));
+  const created = (await createInStatement(db, actor, body, uuid)) ?? (await createInTransaction(db, actor, body, uuid));
+  return withNumber(db, actor.companyId, 'invoice', created);
 }
 
 /**
  * The references read without locks, then one statement (createCheckedRecord): the job locked and still the
- * version read, the invoice and its number, the job's move, the invoice.created and job.updated events and a
- * keyed request's key. The status the invoice reads as (Overdue past its due date) is computed by the statement from the row
+ * version read, the invoice, the job's move, the invoice.created and job.updated events and a keyed request's
+ * key. The status the invoice reads as (Overdue past its due date) is computed by the statement from the row
  * it inserts. Null when the job changed since it was read: nothing was written.
  */
 async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, uuid: string): Promise<InvoiceResponse | null> {
@@ -225,7 +226,9 @@ async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, 
   const row = newRow<repository.InvoiceRow>(invoices, planned.values, now);
   const record = invoiceRecord(row, planned.status, planned, moved.job);
   const shown = newMark('status', sql`(select to_json(shown_status)::text from inserted)`);
-  const numbered = numberedInStatement(companyId, 'invoice', {
+  // The recorded record holds the status's mark until the statement reads it from the inserted row.
+  const marked = { ...record, status: shown.mark } as unknown as InvoiceResponse;
+  const written = await createCheckedRecord(db, actor, 'invoice', row, marked, {
     name: 'billing_job',
     before: moved.before,
     source: sql`from job_ready`,
@@ -235,11 +238,8 @@ async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, 
     events: moved.event ? [moved.event] : [],
     marks: [shown],
   });
-  // The recorded record holds the status's and the number's marks until the statement gives their values.
-  const marked = { ...record, status: shown.mark, invoice_number: numbered.mark } as unknown as InvoiceResponse;
-  const written = await createCheckedRecord(db, actor, 'invoice', row, marked, numbered.guard);
   if (!written) return null;
-  return { ...record, status: JSON.parse(written[shown.mark]) as InvoiceStatus, invoice_number: numbered.numberOf(written) };
+  return { ...record, status: JSON.parse(written[shown.mark]) as InvoiceStatus };
 }
 
 /** The create in one transaction, the job locked from its read to the commit. */

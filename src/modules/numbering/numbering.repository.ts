@@ -1,9 +1,8 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { onDatabaseNotice } from '../../db/notices.js';
 import { estimates, invoices, numberingCounters, payments } from '../../db/schema/index.js';
 import { executePrepared } from '../../db/perf/prepared.js';
-import { newMark, type CreateGuard, type JsonMark } from '../changes/changes.repository.js';
 
 export type NumberKind = 'invoice' | 'estimate' | 'payment';
 export type CounterRow = typeof numberingCounters.$inferSelect;
@@ -66,37 +65,7 @@ const DOCUMENTS = {
 } as const;
 
 /**
- * A one-statement create's guard (createCheckedRecord) that also numbers the document it inserts: the CTE
- * `numbered` takes the company's next number with take_document_number() (migration 0019) once the guard's
- * checks have passed (one row of its `source`; none, and nothing is taken), the row's number columns are
- * written from it, and `number` is the mark of the formatted number in the record's JSON (its events and the
- * key's answer). The counter row is locked from there to the statement's commit, and the deferred trigger
- * leaves a row that has its number alone.
- */
-export function numberedGuard(kind: NumberKind, companyId: string, guard: CreateGuard): { guard: CreateGuard; number: JsonMark } {
-  const { number, seq } = DOCUMENTS[kind];
-  const mark = newMark(`${kind}_number`, sql`(select to_json(numbered.formatted) from numbered)`);
-  // offset 0 keeps the subquery as it is, so its one call is not expanded into a call per column.
-  const numbered: SQL = sql`numbered as (
-      select (taken.n).seq, (taken.n).formatted
-      from (select take_document_number(${sql.placeholder('numberCompany')}::uuid, ${sql.raw(`'${kind}'`)}) as n ${guard.source} offset 0) as taken
-    )`;
-  return {
-    guard: {
-      ...guard,
-      name: `${guard.name}_numbered`,
-      before: sql`${guard.before}, ${numbered}`,
-      source: sql`from numbered`,
-      columns: { ...guard.columns, [number.name]: sql`numbered.formatted`, [seq.name]: sql`numbered.seq` },
-      params: { ...guard.params, numberCompany: companyId },
-      marks: [...(guard.marks ?? []), mark],
-    },
-    number: mark,
-  };
-}
-
-/**
- * The number a document got. Documents created in a transaction are numbered when it commits, by the deferred
+ * The number a document got. Documents are numbered when their transaction commits, by the deferred
  * trigger number_document() (migration 0012), so this is read after the commit.
  */
 export async function readDocumentNumber(db: Db, companyId: string, kind: NumberKind, documentUuid: string): Promise<string> {

@@ -3,26 +3,11 @@ import { invalidField } from '../../errors.js';
 import * as repository from './numbering.repository.js';
 import type { NumberKind } from './numbering.repository.js';
 import type { KindSettings, KindSettingsBody, UpdateNumberingBody } from './numbering.schemas.js';
-import type { CreateGuard, MarkValues } from '../changes/changes.repository.js';
 
 export type { NumberKind } from './numbering.repository.js';
 
 /**
- * A document created in one statement (createCheckedRecord with `guard`) is numbered by that statement: the
- * guard to write it with, the mark to put in the record's number field, and the number the statement gave, from
- * its mark values.
- */
-export function numberedInStatement(companyId: string, kind: NumberKind, guard: CreateGuard) {
-  const numbered = repository.numberedGuard(kind, companyId, guard);
-  return {
-    guard: numbered.guard,
-    mark: numbered.number.mark,
-    numberOf: (written: MarkValues): string => JSON.parse(written[numbered.number.mark]) as string,
-  };
-}
-
-/**
- * Documents created in a transaction are numbered when it commits, by the deferred trigger number_document()
+ * Documents are numbered when their transaction commits, by the deferred trigger number_document()
  * (migration 0012): the company's counter row is locked only for that trigger and the commit, so concurrent
  * creates get consecutive numbers and a rolled-back create leaves no gap. A one-time override is used once;
  * numbering then continues at max(next_number, override + 1). A create answers with its record as committed:

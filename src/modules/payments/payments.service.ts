@@ -19,7 +19,7 @@ import {
   settlingGuard,
   type LockedInvoice,
 } from '../invoices/invoice-settlement.js';
-import { numberedInStatement, withNumber } from '../numbering/numbering.service.js';
+import { withNumber } from '../numbering/numbering.service.js';
 import { checkPaymentTransition, processedAtFor } from './payment-status.js';
 import { toPaymentListItem, toPaymentResponse } from './payments.mapper.js';
 import * as repository from './payments.repository.js';
@@ -52,7 +52,7 @@ function requireIssued(invoice: LockedInvoice, field: string): void {
 /**
  * A payment create. The usual one, Completed on a Pending invoice that keeps a balance, is one statement
  * (createSettling); any other, and one whose invoice changed otherwise since it was read, is a transaction
- * (createLocking). The statement numbers the payment itself; the transaction's is numbered at its commit.
+ * (createLocking). Either way the number is the one the payment got at commit.
  */
 async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
   const amount = toCents(body.amount);
@@ -69,7 +69,8 @@ async function create(db: Db, actor: Actor, body: CreatePaymentBody) {
     createdByUserId: actor.userId,
   };
   const added = status === 'Completed' ? amount : 0;
-  return (await createSettling(db, actor, values, added)) ?? withNumber(db, actor.companyId, 'payment', await createLocking(db, actor, values, added));
+  const created = (await createSettling(db, actor, values, added)) ?? (await createLocking(db, actor, values, added));
+  return withNumber(db, actor.companyId, 'payment', created);
 }
 
 type NewPayment = Omit<repository.PaymentInsert, 'customerUuid'>;
@@ -89,12 +90,11 @@ async function createSettling(db: Db, actor: Actor, values: NewPayment, added: C
   const row = newRow<repository.PaymentRow>(payments, { ...values, customerUuid: read.invoice.customerUuid }, now);
   const record = toPaymentResponse({ payment: row, invoice: { ...read.invoice, shownStatus: read.shownStatus }, customer: read.customer });
   const { guard, balance } = settlingGuard(read, added, now);
-  const numbered = numberedInStatement(actor.companyId, 'payment', guard);
-  // The recorded record holds the balance's and the number's marks until the statement settles and numbers it.
-  const marked = { ...record, payment_number: numbered.mark, invoice: { ...record.invoice, balance_amount: balance.mark } } as unknown as PaymentResponse;
-  const settled = await createCheckedRecord(db, actor, 'payment', row, marked, numbered.guard);
+  // The recorded record holds the balance's mark until the statement settles it.
+  const marked = { ...record, invoice: { ...record.invoice, balance_amount: balance.mark } } as unknown as PaymentResponse;
+  const settled = await createCheckedRecord(db, actor, 'payment', row, marked, guard);
   if (!settled) return null;
-  return { ...record, payment_number: numbered.numberOf(settled), invoice: { ...record.invoice, balance_amount: Number(settled[balance.mark]) } };
+  return { ...record, invoice: { ...record.invoice, balance_amount: Number(settled[balance.mark]) } };
 }
 
 /**
