@@ -285,6 +285,39 @@ describe('the job', () => {
     expect(events.map((event: { type: string }) => event.type)).toEqual(['visit.created', 'visit.updated']);
     expect(events[1].data.previous_attributes).toMatchObject({ status: 'Scheduled', cancelled_at: null });
   });
+
+  it("moves its visits' customer_uuid and location_uuid with the job's, each a visit.updated with a new updated_at", async () => {
+    const { key, job } = await setup();
+    const otherCustomer = await makeCustomer(app, key);
+    const location = await makeLocation(app, key);
+    const booked = await createVia(app, key, '/visits', visit(job.uuid));
+    const cancelled = await createVia(app, key, '/visits', visit(job.uuid, { status: 'Cancelled', starts_at: '2026-12-05T14:00:00Z', ends_at: '2026-12-05T15:00:00Z' }));
+    const deleted = await createVia(app, key, '/visits', visit(job.uuid, { starts_at: '2026-12-06T14:00:00Z', ends_at: '2026-12-06T15:00:00Z' }));
+    expect((await call(app, 'DELETE', `/api/v1/visits/${deleted.uuid}`, { key })).status).toBe(200);
+    const since = new Date().toISOString();
+    // A change of anything else leaves the visits alone.
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { internal_notes: 'Gate code 1234' } })).status).toBe(200);
+    expect((await call(app, 'GET', `/api/v1/visits/${booked.uuid}`, { key })).body.data.updated_at).toBe(booked.updated_at);
+
+    const moved = await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { customer_uuid: otherCustomer.uuid, location_uuid: location.uuid } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    for (const before of [booked, cancelled]) {
+      const now = (await call(app, 'GET', `/api/v1/visits/${before.uuid}`, { key })).body.data;
+      expect(now).toMatchObject({ customer_uuid: otherCustomer.uuid, location_uuid: location.uuid });
+      expect(now.updated_at > before.updated_at).toBe(true);
+      const events = await eventsOf(app, key, before.uuid, 2);
+      expect(events.map((event: { type: string }) => event.type)).toEqual(['visit.created', 'visit.updated']);
+      expect(events[1].data.object).toEqual(now);
+      expect(events[1].data.previous_attributes).toEqual({ customer_uuid: job.customer_uuid, location_uuid: null });
+    }
+    const synced = await call(app, 'GET', `/api/v1/visits?updated_since=${encodeURIComponent(since)}`, { key });
+    expect(synced.body.data.visits.map((item: { uuid: string }) => item.uuid).sort()).toEqual([booked.uuid, cancelled.uuid].sort());
+    // The deleted visit stays as it was deleted.
+    const gone = (await call(app, 'GET', `/api/v1/visits/${deleted.uuid}?include_deleted=true`, { key })).body.data;
+    expect(gone.customer_uuid).toBe(otherCustomer.uuid);
+    expect((await eventsOf(app, key, deleted.uuid, 2)).map((event: { type: string }) => event.type)).toEqual(['visit.created', 'visit.deleted']);
+  });
+
 });
 
 describe('no double booking', () => {

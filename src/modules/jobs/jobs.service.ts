@@ -8,7 +8,7 @@ import { mapPage } from '../../shared/list-query.js';
 import { bodyToColumns } from '../../shared/records.js';
 import { requireReference, softDelete } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, type RecordedType } from '../changes/change-recorder.js';
-import { cancelVisitsOfJob, jobFeedFieldsChanged } from '../visits/job-visits.js';
+import { cancelVisitsOfJob, jobFeedFieldsChanged, touchVisitsMovedWithJob, visitsMovedWithJob } from '../visits/job-visits.js';
 import { statusTimestamps } from './job-lifecycle.js';
 import { toJobListItem, toJobResponse } from './jobs.mapper.js';
 import * as repository from './jobs.repository.js';
@@ -52,11 +52,13 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateJobBody): 
     if (body.customer_uuid && body.customer_uuid !== current.customerUuid && (await repository.jobHasDocuments(changes.tx, actor.companyId, uuid))) {
       throw invalidField('customer_uuid', 'cannot change: the job has invoices or estimates of its customer', 'invalid');
     }
+    const movedVisits = await touchVisitsMovedWithJob(changes, uuid, current, body);
     await repository.updateJob(changes.tx, actor.companyId, uuid, {
       ...bodyToColumns(body, { money: MONEY_FIELDS }),
       // Status moves are free; a timestamp already set is never re-stamped.
       ...(body.status ? statusTimestamps(body.status, current) : {}),
     });
+    await visitsMovedWithJob(changes, movedVisits);
     await jobFeedFieldsChanged(changes, uuid, current, body);
     return changes.answer('job', uuid);
   });

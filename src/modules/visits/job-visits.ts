@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Changes } from '../changes/change-recorder.js';
 import { visits } from '../../db/schema/index.js';
 import { deleteHolds } from '../schedule/holds.repository.js';
-import { openVisitsOfJob, resequenceVisitsOfJob, updateVisit } from './visits.repository.js';
+import { liveVisitsOfJob, openVisitsOfJob, resequenceVisitsOfJob, updateVisit } from './visits.repository.js';
 
 /**
  * Soft-deleting a job cancels its visits that are not Completed or Cancelled, in the job delete's
@@ -44,4 +44,30 @@ export async function jobFeedFieldsChanged(
   const fields = Object.keys(FEED_FIELDS) as FeedField[];
   if (!fields.some((field) => body[field] !== undefined && body[field] !== before[FEED_FIELDS[field]])) return;
   await resequenceVisitsOfJob(changes.tx, changes.companyId, jobUuid);
+}
+
+/**
+ * A job update that gives the job another customer or location changes its visits too: their customer_uuid
+ * and location_uuid are the job's (DECISIONS §13), so each live visit is a record changed as a side effect
+ * (§9.1: visit.updated; §9.3: its updated_at moves). Call before the job's row changes, so each visit is read
+ * as it was; answers what to pass to visitsMovedWithJob once the job is written.
+ */
+export async function touchVisitsMovedWithJob(
+  changes: Changes,
+  jobUuid: string,
+  before: { customerUuid: string; locationUuid: string | null },
+  body: { customer_uuid?: string; location_uuid?: string | null },
+): Promise<string[]> {
+  const moved =
+    (body.customer_uuid !== undefined && body.customer_uuid !== before.customerUuid) ||
+    (body.location_uuid !== undefined && body.location_uuid !== before.locationUuid);
+  if (!moved) return [];
+  const uuids = await liveVisitsOfJob(changes.tx, changes.companyId, jobUuid);
+  for (const uuid of uuids) await changes.touch('visit', uuid);
+  return uuids;
+}
+
+/** The visits touchVisitsMovedWithJob answered, stamped as changed (updated_at, and the calendar SEQUENCE). */
+export async function visitsMovedWithJob(changes: Changes, uuids: readonly string[]): Promise<void> {
+  for (const uuid of uuids) await updateVisit(changes.tx, changes.companyId, uuid, {});
 }

@@ -366,6 +366,16 @@ export async function liveUsers(db: Db, companyId: string, ids: readonly string[
   return (await statement.execute({ companyId, ids: [...ids] })) as VisitUser[];
 }
 
+/** The live visits of a job, whatever their status, in a stable order (the order their rows are locked in). */
+export async function liveVisitsOfJob(db: Db, companyId: string, jobUuid: string): Promise<string[]> {
+  const rows = await db
+    .select({ uuid: visits.uuid })
+    .from(visits)
+    .where(and(scoped(visits, companyId), eq(visits.jobUuid, jobUuid)))
+    .orderBy(asc(visits.startsAt), asc(visits.uuid));
+  return rows.map((row) => row.uuid);
+}
+
 /** The visits of a job that are live and not Completed or Cancelled: what deleting the job cancels. */
 export async function openVisitsOfJob(db: Db, companyId: string, jobUuid: string): Promise<string[]> {
   const rows = await db
