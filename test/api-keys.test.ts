@@ -45,8 +45,8 @@ describe('POST /api/v1/api_keys', () => {
     expect(key).toMatchObject({
       name: 'Books sync',
       mode: 'live',
-      // Distinct, in the order of the scopes table.
-      scopes: ['invoices:read', 'payments:write'],
+      // Distinct, in the order given.
+      scopes: ['payments:write', 'invoices:read'],
       allowed_ips: ['127.0.0.1', '::1'],
       user_id: company.userId,
       last_used_at: null,

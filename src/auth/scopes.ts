@@ -53,11 +53,10 @@ export function scopesWithin(granted: ReadonlySet<string>, requested: readonly s
   return requested.every((scope) => scope !== ALL_SCOPES && scopeAllows(granted, scope as Scope));
 }
 
-/** The scopes as stored and answered: `["*"]`, or the distinct scopes in the order of SCOPES. */
+/** The scopes as stored and answered: `["*"]`, or the distinct scopes in the order the client gave them. */
 export function canonicalScopes(scopes: readonly KeyScope[]): KeyScope[] {
   if (scopes.includes(ALL_SCOPES)) return [ALL_SCOPES];
-  const given = new Set(scopes);
-  return SCOPES.filter((scope) => given.has(scope));
+  return [...new Set(scopes)];
 }
 
 declare module 'fastify' {
