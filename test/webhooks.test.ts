@@ -119,7 +119,8 @@ describe('POST /api/v1/webhook_endpoints', () => {
     ['url too long', valid({ url: `https://hooks.example.com/${'a'.repeat(2049 - 'https://hooks.example.com/'.length)}` }), 'url'],
     ['events missing', { url: 'https://hooks.example.com/crm' }, 'events'],
     ['events empty', valid({ events: [] }), 'events'],
-    ['events not an array', valid({ events: '*' }), 'events'],
+    ['events a bare type other than "*"', valid({ events: 'invoice.created' }), 'events'],
+    ['events not an array', valid({ events: 5 }), 'events'],
     ['unknown event type', valid({ events: ['customer.exploded'] }), 'events[0]'],
     ['unknown object', valid({ events: ['user.created'] }), 'events[0]'],
     ['description not a string', valid({ description: 5 }), 'description'],
@@ -130,6 +131,15 @@ describe('POST /api/v1/webhook_endpoints', () => {
   ])('refuses %s with 400', async (_name, body, field) => {
     const { key } = await makeCompany(ctx.database);
     expectError(await post(key, body), 400, 'validation_error', field);
+  });
+
+  it('takes events "*" alone as ["*"]', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const response = await post(key, valid({ events: '*' }));
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data.events).toEqual(['*']);
+    expect((await patch(key, response.body.data.uuid, { events: ['invoice.created'] })).body.data.events).toEqual(['invoice.created']);
+    expect((await patch(key, response.body.data.uuid, { events: '*' })).body.data.events).toEqual(['*']);
   });
 
   it('accepts a url of exactly 2048 characters', async () => {

@@ -33,7 +33,8 @@ export type SendDocumentBody = z.infer<typeof SendDocumentBody>;
 export const SentDocument = z
   .object({
     message_id: z.string().describe('The Message-ID of the email.').meta({ example: '<0b9f3b0e-1c1d-4f9a-9d61-5f2c1b8a7e31@example.com>' }),
-    to: z.array(z.string()).describe('The recipients (to, then cc).').meta({ example: ['dana@example.com'] }),
+    to: z.string().describe('The address it was sent to: the body\'s `to`, else the customer\'s email.').meta({ example: 'dana@example.com' }),
+    cc: z.array(z.string()).describe('The copies, as the body gave them; empty when none.').meta({ example: ['office@example.com'] }),
     sent_at: timestampOutput.describe('When the SMTP server accepted the message.'),
     test_mode: z
       .boolean()

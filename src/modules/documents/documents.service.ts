@@ -177,7 +177,7 @@ export async function sendDocument(
         const invoice = await lockInvoice(tx, actor.companyId, uuid);
         if (invoice?.status === 'Draft') await invoicesService.update(tx, mover, uuid, { status: 'Pending' });
       }
-      return { message_id: sent.messageId, to: [to, ...(body.cc ?? [])], sent_at: sent.sentAt.toISOString(), test_mode: !deliver };
+      return { message_id: sent.messageId, to, cc: body.cc ?? [], sent_at: sent.sentAt.toISOString(), test_mode: !deliver };
     },
   );
 }

@@ -49,8 +49,10 @@ a{color:#0b5394}
 `;
 
 export interface PageOptions {
-  /** The page's own path (/share/estimates/<token>); forms post below it, the PDF is <path>/pdf. */
+  /** The page's own path (/share/estimates/<token>); forms post below it. */
   path: string;
+  /** The page's absolute URL (the share link); its PDF is <url>/pdf (DECISIONS §10). */
+  url: string;
   nonce: string;
   error?: { message: string; details?: ErrorDetail[] };
   /** What the customer entered, kept when the form is shown again with an error. */
@@ -212,7 +214,7 @@ ${totalsTable([
   ['Total', dollars(estimate.total_amount), true],
 ])}
 ${estimate.customer_notes ? `<p class="label">Notes</p><p>${e(estimate.customer_notes)}</p>` : ''}
-<p><a class="pdf" href="${e(options.path)}/pdf">Download the PDF of estimate ${e(number)}</a></p>
+<p><a class="pdf" href="${e(options.url)}/pdf">Download the PDF of estimate ${e(number)}</a></p>
 </section>
 ${estimate.status === 'Pending' ? estimateForms(document, options) : ''}`;
   return layout(`Estimate ${number} from ${document.company.name}`, options.nonce, body);
@@ -244,7 +246,7 @@ ${totalsTable([
 ])}
 ${invoice.notes ? `<p class="label">Notes</p><p>${e(invoice.notes)}</p>` : ''}
 ${invoice.terms ? `<p class="label">Terms</p><p>${e(invoice.terms)}</p>` : ''}
-<p><a class="pdf" href="${e(options.path)}/pdf">Download the PDF of invoice ${e(number)}</a></p>
+<p><a class="pdf" href="${e(options.url)}/pdf">Download the PDF of invoice ${e(number)}</a></p>
 </section>`;
   return layout(`Invoice ${number} from ${document.company.name}`, options.nonce, body);
 }

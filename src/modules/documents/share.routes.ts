@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import { translate } from '../../plugins/errors.js';
 import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
-import { requestLinkBase } from '../../shared/urls.js';
+import { linkBase, requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
@@ -112,11 +112,14 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
     status: number,
     record: SharedRecord,
     document: CustomerDocument,
-    options: Omit<PageOptions, 'nonce'>,
+    options: Omit<PageOptions, 'nonce' | 'url'>,
   ) {
     const nonce = randomBytes(16).toString('base64');
+    // The page's own link, as share_link answered it; a host that cannot make one leaves the path alone.
+    const { request } = reply;
+    const url = `${linkBase(config.PUBLIC_BASE_URL, request.protocol, request.host) ?? ''}${options.path}`;
     try {
-      return sendRendered(reply, status, nonce, await app.documentRenderer.page(document, { ...options, nonce }, record.companyId));
+      return sendRendered(reply, status, nonce, await app.documentRenderer.page(document, { ...options, url, nonce }, record.companyId));
     } catch (error) {
       if (!(error instanceof RendererBusyError)) throw error;
       return sendHtml(reply.header('retry-after', String(error.retryAfterSeconds)), 503, busyPage);

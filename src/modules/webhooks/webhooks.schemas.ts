@@ -27,12 +27,16 @@ const EventTypeFilter = z
   .enum(['*', ...EVENT_TYPES] as [string, ...string[]], { error: `must be an event type (${EVENT_TYPES.join(', ')}) or "*"` })
   .meta({ id: 'WebhookEventType', description: 'An event type (<object>.created, .updated or .deleted), or "*" for every type.' });
 
-const eventTypes = z
+const eventTypeList = z
   .array(EventTypeFilter)
   .min(1, 'must list at least one event type')
   .max(100, 'must list at most 100 event types')
-  .transform((types) => [...new Set(types)])
-  .describe('The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.')
+  .transform((types) => [...new Set(types)]);
+
+// "*" alone is taken as ["*"] (DECISIONS §9.2: "a non-empty array of event types or "*" for all"); stored and answered as the list.
+const eventTypes = z
+  .preprocess((value) => (value === '*' ? ['*'] : value), eventTypeList)
+  .describe('The event types delivered to this endpoint (e.g. invoice.updated): a list, or "*" (the same as ["*"]) for all.')
   .meta({ example: ['invoice.created', 'invoice.updated', 'payment.created'] });
 
 const fields = {
