@@ -106,6 +106,17 @@ export class RouteTable {
     entry.methods.set(method.toUpperCase(), schema);
   }
 
+  /**
+   * The methods of the route registered with exactly this path and no parameter (`/invoices/preview`), sorted;
+   * empty when there is none. Such a path names that route, even where a parameter route (`/invoices/:uuid`)
+   * matches it too.
+   */
+  literalMethodsOf(path: string): string[] {
+    const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const entry = trimmed.includes(':') ? undefined : this.routes.get(trimmed);
+    return entry ? [...entry.methods.keys()].sort() : [];
+  }
+
   /** The methods some route answers on this concrete path, sorted; empty when the path is unknown. */
   methodsOf(path: string): string[] {
     const methods = new Set<string>();
@@ -263,14 +274,33 @@ export function sendError(reply: FastifyReply, error: AppError) {
 export function sendNoRoute(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0];
   const allowed = request.server.routeTable.methodsOf(path);
-  if (allowed.length > 0 && !allowed.includes(request.method)) {
-    reply.header('allow', allowed.join(', '));
-    return sendError(
-      reply,
-      new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}.`),
-    );
-  }
+  if (allowed.length > 0 && !allowed.includes(request.method)) return sendMethodNotAllowed(reply, path, allowed);
   return sendError(reply, new AppError('not_found', `No route for ${request.method} ${path}.`));
+}
+
+/** 405 method_not_allowed with `Allow`. */
+function sendMethodNotAllowed(reply: FastifyReply, path: string, allowed: readonly string[]) {
+  reply.header('allow', allowed.join(', '));
+  return sendError(
+    reply,
+    new AppError('method_not_allowed', `${reply.request.method} is not allowed on ${path}; it allows ${allowed.join(', ')}.`),
+  );
+}
+
+/**
+ * A path parameter refused on a path that is also a route of its own (`GET /invoices/preview` reaches
+ * `/invoices/:uuid`): the client named that route with another method, so 405 with its methods, not 400.
+ */
+function literalRouteMethods(request: FastifyRequest, error: unknown): { path: string; allowed: string[] } | null {
+  if ((error as { validationContext?: string }).validationContext !== 'params') return null;
+  return misroutedLiteral(request);
+}
+
+/** The literal route a request names with a method it does not answer (see literalRouteMethods), or null. */
+export function misroutedLiteral(request: FastifyRequest): { path: string; allowed: string[] } | null {
+  const path = request.url.split('?')[0];
+  const allowed = request.server.routeTable.literalMethodsOf(path);
+  return allowed.length > 0 && !allowed.includes(request.method) ? { path, allowed } : null;
 }
 
 /**
@@ -333,6 +363,8 @@ export const errorsPlugin = fp(
       // A request no route answers is 404 or 405 whatever its body holds (DECISIONS.md §1's order of checks):
       // its body was read on the way to the not-found handler and may have failed to parse.
       if (request.is404 && (error as FastifyError).code?.startsWith('FST_ERR_CTP_')) return sendNoRoute(request, reply);
+      const literal = literalRouteMethods(request, error);
+      if (literal) return sendMethodNotAllowed(reply, literal.path, literal.allowed);
       const appError = translate(error, request);
       const status = statusOf(appError.code);
       if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { validationError } from '../errors.js';
+import { misroutedLiteral } from './errors.js';
 
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
@@ -37,8 +38,9 @@ export const jsonBodyPlugin = fp(
     // Synchronous: a request without a body (every GET) passes at the cost of one comparison.
     app.addHook('preValidation', (request, _reply, done) => {
       const body: unknown = request.body;
-      // No route answers it: the not-found handler's 404 or 405 comes first (DECISIONS.md §1's order of checks).
-      if (body === undefined || request.is404) return done();
+      // No route answers it, or it names a literal route with another method: the 404 or 405 comes first
+      // (DECISIONS.md §1's order of checks).
+      if (body === undefined || request.is404 || misroutedLiteral(request)) return done();
       try {
         checkBody(request.headers['content-type'] ?? '', body);
         if (request.routeOptions.schema?.body === undefined) refuseFields(body as Record<string, unknown>);
