@@ -1179,7 +1179,13 @@ export interface paths {
          *     Scope: `api_keys:read` (or `api_keys:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */
         get: operations["getApiKey"];
-        put?: never;
+        /**
+         * Update an API key (PUT; partial)
+         * @description Changes name, scopes, allowed_ips or expires_at; absent fields are unchanged, null clears name or expires_at. Only a key within the calling key's scopes can be changed, and only to scopes the calling key holds (400 otherwise). Every instance applies the change within 5 seconds.
+         *
+         *     Scope: `api_keys:write` (or `*`); a key without it gets 403 `insufficient_scope`.
+         */
+        put: operations["updateApiKey"];
         post?: never;
         /**
          * Revoke an API key
@@ -1713,7 +1719,7 @@ export interface components {
             allowed_ips?: string[];
             /**
              * Format: date-time
-             * @description When the key stops working (401 from then on); null or absent: never.
+             * @description When the key stops working (401 from then on; a time already past expires it at once); null or absent: never.
              * @example 2026-11-22T14:05:09.123Z
              */
             expires_at?: string | null;
@@ -2396,7 +2402,7 @@ export interface components {
              */
             description?: string | null;
             /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @description The event types delivered to this endpoint (e.g. invoice.updated): a list, or "*" (the same as ["*"]) for all.
              * @example [
              *       "invoice.created",
              *       "invoice.updated",
@@ -4013,12 +4019,17 @@ export interface components {
              */
             message_id: string;
             /**
-             * @description The recipients (to, then cc).
+             * @description The address it was sent to: the body's `to`, else the customer's email.
+             * @example dana@example.com
+             */
+            to: string;
+            /**
+             * @description The copies, as the body gave them; empty when none.
              * @example [
-             *       "dana@example.com"
+             *       "office@example.com"
              *     ]
              */
-            to: string[];
+            cc: string[];
             /**
              * Format: date-time
              * @description When the SMTP server accepted the message.
@@ -4282,7 +4293,7 @@ export interface components {
             allowed_ips?: string[];
             /**
              * Format: date-time
-             * @description When the key stops working (401 from then on); null or absent: never.
+             * @description When the key stops working (401 from then on; a time already past expires it at once); null or absent: never.
              * @example 2026-11-22T14:05:09.123Z
              */
             expires_at?: string | null;
@@ -4895,7 +4906,7 @@ export interface components {
              */
             description?: string | null;
             /**
-             * @description The event types delivered to this endpoint (e.g. invoice.updated), or "*" for all.
+             * @description The event types delivered to this endpoint (e.g. invoice.updated): a list, or "*" (the same as ["*"]) for all.
              * @example [
              *       "invoice.created",
              *       "invoice.updated",
@@ -9148,6 +9159,53 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The record id. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description The updated record, exactly as a GET of it answers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
