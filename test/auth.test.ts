@@ -74,6 +74,14 @@ describe('API key authentication', () => {
     const header = await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: { 'x-api-key': company.key } });
     expect(header.status).toBe(200);
     expect(header.body).toMatchObject({ success: true, data: { uuid: company.companyId } });
+
+    // A proxy's credentials in Authorization leave the key to X-API-Key; a Bearer key is still the one used.
+    const basic = { authorization: `Basic ${Buffer.from('proxy:secret').toString('base64')}` };
+    const behindProxy = await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: { ...basic, 'x-api-key': company.key } });
+    expect(behindProxy.status).toBe(200);
+    expectError(await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: basic }), 401, 'unauthorized');
+    const wrongBearer = { authorization: `Bearer ${UNKNOWN_KEY}`, 'x-api-key': company.key };
+    expectError(await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: wrongBearer }), 401, 'unauthorized');
   });
 
   it('gives each key the data of its own company only', async () => {

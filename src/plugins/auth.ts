@@ -91,11 +91,13 @@ function ipAllowed(ranges: IpRange[], ip: string): boolean {
 
 function presentedKey(request: FastifyRequest): string | null {
   const authorization = request.headers.authorization;
+  const header = request.headers['x-api-key'];
   if (typeof authorization === 'string') {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    return match ? match[1] : null;
+    if (match) return match[1];
+    // Another scheme (a proxy's Basic credentials) leaves the key to X-API-Key when one is sent (DECISIONS §2).
+    if (typeof header !== 'string') return null;
   }
-  const header = request.headers['x-api-key'];
   return typeof header === 'string' ? header.trim() : null;
 }
 
