@@ -152,7 +152,11 @@ describe('POST /api/v1/locations', () => {
     expect(response.body.data[field]).toBe(value);
   });
 
-  it('refuses is_active on create (a new location is always active)', async () => {
+  it('takes is_active true on create and refuses false (a new location is always active)', async () => {
+    const { key: own } = await makeCompany(ctx.database);
+    const created = await post(own, validLocation({ is_active: true }));
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.data.is_active).toBe(true);
     const { key } = await makeCompany(ctx.database);
     expectError(await post(key, validLocation({ is_active: false })), 400, 'validation_error', 'is_active');
   });

@@ -2165,6 +2165,11 @@ export interface components {
             default_pricing_set_uuid?: string | null;
             /** @description At most one location is primary; making one primary makes the previous one non-primary. */
             is_primary?: boolean;
+            /**
+             * @description A new location is active: true or absent.
+             * @constant
+             */
+            is_active?: true;
         };
         /** @description payment_number (PAY-0001, per company), customer_uuid and net_amount are set by the service. */
         CreatePaymentBody: {

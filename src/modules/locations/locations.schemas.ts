@@ -32,7 +32,16 @@ const fields = {
     .describe('At most one location is primary; making one primary makes the previous one non-primary.'),
 };
 
-export const CreateLocationBody = z.strictObject(fields).meta({ id: 'CreateLocationBody' });
+export const CreateLocationBody = z
+  .strictObject({
+    ...fields,
+    // SPEC: "a newly created location is active"; true is accepted as saying so, false is 400.
+    is_active: z
+      .literal(true, { error: 'must be true or absent: a new location is active (deactivate it with an update)' })
+      .optional()
+      .describe('A new location is active: true or absent.'),
+  })
+  .meta({ id: 'CreateLocationBody' });
 export type CreateLocationBody = z.infer<typeof CreateLocationBody>;
 
 export const UpdateLocationBody = z
