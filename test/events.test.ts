@@ -300,6 +300,7 @@ describe('every write route records its events', () => {
     'POST /api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry',
     // Keys are not among the event objects either (DECISIONS §12); emptying the sandbox removes its events too.
     'POST /api/v1/api_keys',
+    'PUT /api/v1/api_keys/{uuid}',
     'PATCH /api/v1/api_keys/{uuid}',
     'DELETE /api/v1/api_keys/{uuid}',
     'POST /api/v1/api_keys/{uuid}/roll',
