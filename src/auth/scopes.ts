@@ -54,7 +54,7 @@ export function scopesWithin(granted: ReadonlySet<string>, requested: readonly s
 }
 
 /** The scopes as stored and answered: `["*"]`, or the distinct scopes in the order the client gave them. */
-export function canonicalScopes(scopes: readonly KeyScope[]): KeyScope[] {
+export function distinctScopes(scopes: readonly KeyScope[]): KeyScope[] {
   if (scopes.includes(ALL_SCOPES)) return [ALL_SCOPES];
   return [...new Set(scopes)];
 }

@@ -288,16 +288,13 @@ function sendMethodNotAllowed(reply: FastifyReply, path: string, allowed: readon
 }
 
 /**
- * A path parameter refused on a path that is also a route of its own (`GET /invoices/preview` reaches
- * `/invoices/:uuid`): the client named that route with another method, so 405 with its methods, not 400.
+ * The literal route a request names with a method it does not answer, or null: the router sent it to a
+ * parameter route beside it (`GET /invoices/preview` reaches `/invoices/:uuid`), but the client named the
+ * literal one, so its answer is 405 with that route's methods, not the parameter route's 400. Only a request
+ * routed to a route with a parameter is looked at, so a create pays one comparison.
  */
-function literalRouteMethods(request: FastifyRequest, error: unknown): { path: string; allowed: string[] } | null {
-  if ((error as { validationContext?: string }).validationContext !== 'params') return null;
-  return misroutedLiteral(request);
-}
-
-/** The literal route a request names with a method it does not answer (see literalRouteMethods), or null. */
 export function misroutedLiteral(request: FastifyRequest): { path: string; allowed: string[] } | null {
+  if (!request.routeOptions.url?.includes(':')) return null;
   const path = request.url.split('?')[0];
   const allowed = request.server.routeTable.literalMethodsOf(path);
   return allowed.length > 0 && !allowed.includes(request.method) ? { path, allowed } : null;
@@ -363,7 +360,8 @@ export const errorsPlugin = fp(
       // A request no route answers is 404 or 405 whatever its body holds (DECISIONS.md §1's order of checks):
       // its body was read on the way to the not-found handler and may have failed to parse.
       if (request.is404 && (error as FastifyError).code?.startsWith('FST_ERR_CTP_')) return sendNoRoute(request, reply);
-      const literal = literalRouteMethods(request, error);
+      // A path parameter refused on a path that is a route of its own: 405 (misroutedLiteral).
+      const literal = (error as FastifyError).validationContext === 'params' ? misroutedLiteral(request) : null;
       if (literal) return sendMethodNotAllowed(reply, literal.path, literal.allowed);
       const appError = translate(error, request);
       const status = statusOf(appError.code);

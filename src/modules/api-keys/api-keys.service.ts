@@ -2,7 +2,7 @@ import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import type { KeyMode } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
-import { canonicalScopes, scopesWithin, type KeyScope } from '../../auth/scopes.js';
+import { distinctScopes, scopesWithin, type KeyScope } from '../../auth/scopes.js';
 import type { KeyedWrite } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
@@ -50,7 +50,7 @@ export async function issueApiKey(db: Db, key: NewKey): Promise<IssuedApiKey> {
     userId: key.userId,
     name: key.name ?? null,
     mode: key.mode,
-    scopes: canonicalScopes(key.scopes),
+    scopes: distinctScopes(key.scopes),
     keyPrefix: secret.keyPrefix,
     keyHash: secret.keyHash,
     allowedIps: key.allowedIps ?? [],
@@ -104,7 +104,7 @@ export async function getApiKey(db: Db, manager: KeyManager, uuid: string, inclu
 export async function createApiKey(db: Db, manager: KeyManager, body: CreateApiKeyBody): Promise<IssuedApiKey> {
   const mode = body.mode ?? manager.mode;
   if (manager.mode === 'test' && mode === 'live') throw invalidField('mode', 'a test key can create test keys only');
-  const scopes = canonicalScopes(body.scopes as KeyScope[]);
+  const scopes = distinctScopes(body.scopes as KeyScope[]);
   assertWithinScopes(manager, scopes);
   const key: NewKey = {
     companyId: manager.companyId,
@@ -127,7 +127,7 @@ export async function createApiKey(db: Db, manager: KeyManager, body: CreateApiK
 }
 
 export async function updateApiKey(db: Db, manager: KeyManager, uuid: string, body: UpdateApiKeyBody): Promise<ApiKeyResponse> {
-  const scopes = body.scopes && canonicalScopes(body.scopes as KeyScope[]);
+  const scopes = body.scopes && distinctScopes(body.scopes as KeyScope[]);
   if (scopes) assertWithinScopes(manager, scopes);
   const row = await db.transaction(async (tx) => {
     const current = await lockForWrite(tx, manager, uuid, true);

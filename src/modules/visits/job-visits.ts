@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Changes } from '../changes/change-recorder.js';
 import { visits } from '../../db/schema/index.js';
 import { deleteHolds } from '../schedule/holds.repository.js';
-import { liveVisitsOfJob, openVisitsOfJob, resequenceVisitsOfJob, updateVisit } from './visits.repository.js';
+import { liveVisitsOfJob, openVisitsOfJob, resequenceVisitsOfJob, stampVisits, updateVisit } from './visits.repository.js';
 
 /**
  * Soft-deleting a job cancels its visits that are not Completed or Cancelled, in the job delete's
@@ -69,5 +69,5 @@ export async function touchVisitsMovedWithJob(
 
 /** The visits touchVisitsMovedWithJob answered, stamped as changed (updated_at, and the calendar SEQUENCE). */
 export async function visitsMovedWithJob(changes: Changes, uuids: readonly string[]): Promise<void> {
-  for (const uuid of uuids) await updateVisit(changes.tx, changes.companyId, uuid, {});
+  await stampVisits(changes.tx, changes.companyId, uuids);
 }

@@ -376,6 +376,15 @@ export async function liveVisitsOfJob(db: Db, companyId: string, jobUuid: string
   return rows.map((row) => row.uuid);
 }
 
+/** Marks the visits as changed in one statement: a new updated_at and the next calendar SEQUENCE. */
+export async function stampVisits(db: Db, companyId: string, uuids: readonly string[]): Promise<void> {
+  if (uuids.length === 0) return;
+  await db
+    .update(visits)
+    .set({ updatedAt: new Date(), sequence: sql`${visits.sequence} + 1` })
+    .where(and(scoped(visits, companyId), inArray(visits.uuid, [...uuids])));
+}
+
 /** The visits of a job that are live and not Completed or Cancelled: what deleting the job cancels. */
 export async function openVisitsOfJob(db: Db, companyId: string, jobUuid: string): Promise<string[]> {
   const rows = await db
