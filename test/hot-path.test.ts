@@ -83,7 +83,7 @@ describe('the hot path of a GET', () => {
 });
 
 describe('the round trips of a create that numbers its document (bench/README.md, I1 and P1)', () => {
-  it.skipIf(!ctx.databaseUrl)('an invoice: its reads (customer and location, job), then one statement; a payment that leaves it Pending: a read and one statement', async () => {
+  it.skipIf(!ctx.databaseUrl)('an invoice: its reads (customer and location, job), one statement and the flush; a payment that leaves it Pending: a read, one statement and the flush', async () => {
     const setup = await makeBillingSetup(ctx.app, ctx.database);
     const { key } = setup.company;
     const body = { job_uuid: setup.jobUuid, customer_uuid: setup.customer.uuid, due_date: '2099-12-31', line_items: [{ description: 'Service', unit_price: 100 }] };
@@ -95,14 +95,19 @@ describe('the round trips of a create that numbers its document (bench/README.md
     expect(invoice.status).toBe(200);
     expect(invoice.body.data.invoice_number).toMatch(/^INV-/);
     expect(sent.filter((text) => /^(begin|commit)/i.test(text))).toEqual([]);
-    expect(sent).toHaveLength(3);
+    expect(sent).toHaveLength(4);
     expect(sent[2]).toMatch(/^with job_ready as .*insert into "invoices"/s);
+    // The counter is released at commit without waiting for the disk; the answer waits for it.
+    expect(sent[2]).toContain("set_config('synchronous_commit', 'off', true)");
+    expect(sent[3]).toMatch(/^select pg_current_xact_id\(\)/);
 
     sent.length = 0;
     const payment = await call(ctx.app, 'POST', '/api/v1/payments', { key, body: paymentBody(invoice.body.data.uuid, 10) });
     expect(payment.status).toBe(200);
     expect(payment.body.data.invoice.balance_amount).toBe(90);
-    expect(sent).toHaveLength(2);
+    expect(sent).toHaveLength(3);
     expect(sent[1]).toMatch(/^with settled as .*insert into "payments"/s);
+    expect(sent[1]).toContain("set_config('synchronous_commit', 'off', true)");
+    expect(sent[2]).toMatch(/^select pg_current_xact_id\(\)/);
   });
 });

@@ -248,6 +248,27 @@ export interface CreateGuard {
   params: Record<string, unknown>;
   events?: readonly NewEvent[];
   marks?: readonly JsonMark[];
+  /**
+   * The statement holds a row that other writes queue on (the company's document counter, an invoice being
+   * settled): its commit releases the row without waiting for the disk, and the write waits for the disk
+   * afterwards (awaitFlush), before anyone is answered. See docs/numbering.md.
+   */
+  flushAfterCommit?: boolean;
+}
+
+/**
+ * Waits until every commit made so far is on disk: a transaction with an id commits synchronously, and the
+ * write-ahead log is flushed in order, so earlier commits, asynchronous ones included, are flushed with it.
+ */
+async function awaitFlush(db: Db): Promise<void> {
+  const flush = () => executePrepared(db, 'await_flush', () => sql`select pg_current_xact_id()::text as flushed_with`, {});
+  try {
+    await flush();
+  } catch {
+    // The write is committed: one failed flush (a connection cut) must not answer an error that a client
+    // would retry into a second record. A second failure does answer 500.
+    await flush();
+  }
 }
 
 /**
@@ -272,7 +293,7 @@ export async function insertRecordWithEvent(
   const marks = guard?.marks ?? [];
   const ids = uuidRun(newDeliveryUuid(), recorded.length * MAX_LIVE_ENDPOINTS);
   // The shape: the guard, how many events (a guard's further events may be none) and marks, whether keyed.
-  const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}_${marks.length}` : ''}${key ? '_keyed' : ''}`;
+  const name = `create_${tableName}${guard ? `_${guard.name}_${recorded.length}_${marks.length}${guard.flushAfterCommit ? '_flushed_after' : ''}` : ''}${key ? '_keyed' : ''}`;
   const build = () => {
     const list = sql.join(columns.map((column) => sql.identifier(column.name)), sql`, `);
     const values = sql.join(columns.map((column) => sql`${sql.placeholder(`c_${column.name}`)}::${sql.raw(column.sqlType)}`), sql`, `);
@@ -292,7 +313,7 @@ export async function insertRecordWithEvent(
         eventSelect(recorded.length, sql`exists (select 1 from inserted)`, marks),
         sql`${sql.placeholder('ids')}`,
       )}${keyed}
-      select (select count(*) from inserted)::int as inserted${sql.join(markValues)}`;
+      select (select count(*) from inserted)::int as inserted${sql.join(markValues)}${guard?.flushAfterCommit ? sql`, set_config('synchronous_commit', 'off', true) as flush_after_commit` : sql``}`;
   };
   const params: Record<string, unknown> = {
     ...Object.fromEntries(columns.map((column) => [`c_${column.name}`, column.value])),
@@ -304,6 +325,7 @@ export async function insertRecordWithEvent(
   };
   const [result] = await executePrepared<Record<string, unknown> & { inserted: number }>(db, name, build, params);
   if (!result || result.inserted === 0) return null;
+  if (guard?.flushAfterCommit) await awaitFlush(db);
   return Object.fromEntries(marks.map(({ mark }, index) => [mark, String(result[`mark${index}`])]));
 }
 

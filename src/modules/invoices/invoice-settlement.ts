@@ -195,6 +195,8 @@ export function settlingGuard(read: InvoiceToSettle, added: Cents, now: Date): {
       }),
       events: [event],
       marks: [paid, balance, paidBefore, balanceBefore],
+      // The invoice's row (and the company's payment counter) is held from the settlement to the commit's end.
+      flushAfterCommit: true,
     },
     balance,
   };

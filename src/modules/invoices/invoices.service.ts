@@ -237,6 +237,8 @@ async function createInStatement(db: Db, actor: Actor, body: CreateInvoiceBody, 
     params: moved.params,
     events: moved.event ? [moved.event] : [],
     marks: [shown],
+    // The company's number counter is held from the commit's numbering to its end.
+    flushAfterCommit: true,
   });
   if (!written) return null;
   return { ...record, status: JSON.parse(written[shown.mark]) as InvoiceStatus };
