@@ -192,6 +192,25 @@ describe('POST /estimates/preview', () => {
     expect(numberingAfter.body).toEqual(numberingBefore.body);
   });
 
+  it('takes the create body as it is: the same input, the same numbers', async () => {
+    const setup = await companyWith(tieredTemplate());
+    const body = estimateFor(setup, {
+      selected_tier: 'better',
+      quantity: 3,
+      service_description: 'Replace the water heater',
+      customer_notes: 'Shut-off valve is in the garage',
+      internal_notes: 'Bring the long ladder',
+    });
+    const preview = await post(setup.company.key, '/estimates/preview', body);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    const created = await post(setup.company.key, '/estimates', body);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const { base_amount, addons_amount, tax_amount, total_amount } = created.body.data;
+    expect(preview.body.data.preview).toEqual({ base_amount, addons_amount, tax_amount, total_amount });
+    expectValidationError(await post(setup.company.key, '/estimates/preview', { ...body, customer_uuid: 'nope' }), 'customer_uuid');
+    expectValidationError(await post(setup.company.key, '/estimates/preview', { ...body, colour: 'red' }), 'colour');
+  });
+
   it('needs a live template of the company', async () => {
     const setup = await companyWith();
     const other = await companyWith();
@@ -203,12 +222,10 @@ describe('POST /estimates/preview', () => {
     expectValidationError(await post(setup.company.key, '/estimates/preview', { template_uuid: setup.template.uuid }), 'template_uuid');
   });
 
-  it('refuses fields that are not pricing inputs', async () => {
+  it('refuses fields that are not the create body\'s, and malformed ones of the create body', async () => {
     const setup = await companyWith();
-    expectValidationError(
-      await post(setup.company.key, '/estimates/preview', { template_uuid: setup.template.uuid, customer_uuid: setup.customer.uuid }),
-      'customer_uuid',
-    );
+    expectValidationError(await post(setup.company.key, '/estimates/preview', { template_uuid: setup.template.uuid, estimate_number: 'EST-9' }), 'estimate_number');
+    expectValidationError(await post(setup.company.key, '/estimates/preview', { template_uuid: setup.template.uuid, expires_at: 'soon' }), 'expires_at');
   });
 });
 

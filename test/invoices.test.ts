@@ -273,7 +273,30 @@ describe('POST /invoices/preview', () => {
     });
   });
 
-  it('accepts an empty body and refuses unknown fields and foreign jobs', async () => {
+  it('takes the create body as it is: the same input, the same numbers', async () => {
+    const s = await setup();
+    const body = {
+      job_uuid: s.jobUuid,
+      customer_uuid: s.customer.uuid,
+      due_date: '2099-12-31',
+      issue_date: '2099-12-01',
+      status: 'Draft',
+      notes: 'Thanks',
+      terms: 'Net 30',
+      internal_notes: 'Gate code 1234',
+      line_items: [{ description: 'Valve', quantity: 1.5, unit_price: 33.33, tax_rate: 7.25 }],
+      discount_amount: 1.01,
+    };
+    const preview = await api(s, 'POST', '/invoices/preview', body);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    const created = await api(s, 'POST', '/invoices', body);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(preview.body.data.preview).toEqual(amounts(created.body.data));
+    // 1.5 x 33.33 = 49.995 -> 50.00; tax 3.625 -> 3.63; 50.00 + 3.63 - 1.01.
+    expect(preview.body.data.preview).toEqual({ subtotal: 50, tax_amount: 3.63, discount_amount: 1.01, total_amount: 52.62, balance_amount: 52.62 });
+  });
+
+  it('accepts an empty body and refuses unknown fields, malformed values and foreign jobs', async () => {
     const s = await setup();
     const empty = await api(s, 'POST', '/invoices/preview', {});
     expect(empty.status).toBe(200);
@@ -284,7 +307,9 @@ describe('POST /invoices/preview', () => {
     const noBody = await api(s, 'POST', '/invoices/preview');
     expect(noBody.status, JSON.stringify(noBody.body)).toBe(200);
     expect(noBody.body.data).toEqual(empty.body.data);
-    expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: s.customer.uuid }), 'customer_uuid');
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { colour: 'red' }), 'colour');
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: 'not-a-uuid' }), 'customer_uuid');
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { due_date: '2026-02-30' }), 'due_date');
     const other = await setup();
     expectValidationError(await api(s, 'POST', '/invoices/preview', { job_uuid: other.jobUuid }), 'job_uuid');
   });

@@ -219,3 +219,24 @@ describe('every documented numeric bound is enforced', { timeout: 300_000 }, () 
     expect(failures).toEqual([]);
   });
 });
+
+describe('an invoice of any number of line items (SPEC: "any number of items")', () => {
+  it('prices 2,500 lines to the cent, in the preview and the create alike', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(ctx.app, company.key);
+    const job = await makeJob(ctx.app, company.key, { customer_uuid: customer.uuid });
+    // 2,500 lines of 0.333 x 1.01 (0.34 each after rounding) at 8.25 % (0.03 each): 850.00 + 75.00.
+    const line_items = Array.from({ length: 2_500 }, () => ({ description: 'Part', quantity: 0.333, unit_price: 1.01, tax_rate: 8.25 }));
+    const preview = await call(ctx.app, 'POST', '/api/v1/invoices/preview', { key: company.key, body: { line_items } });
+    expect(preview.status).toBe(200);
+    expect(preview.body.data.preview).toMatchObject({ subtotal: 850, tax_amount: 75, total_amount: 925 });
+    expect(preview.body.data.breakdown.line_items).toHaveLength(2_500);
+    const created = await call(ctx.app, 'POST', '/api/v1/invoices', {
+      key: company.key,
+      body: { job_uuid: job.uuid, customer_uuid: customer.uuid, due_date: '2099-12-31', line_items },
+    });
+    expect(created.status, JSON.stringify(created.body).slice(0, 600)).toBe(200);
+    expect(created.body.data).toMatchObject({ subtotal: 850, tax_amount: 75, total_amount: 925, balance_amount: 925 });
+    expect(created.body.data.line_items).toHaveLength(2_500);
+  });
+});

@@ -62,16 +62,27 @@ describe('POST /invoices', () => {
 });
 
 describe('PATCH /invoices/{uuid}', () => {
-  it('answers customer_uuid, job_uuid and estimate_uuid as read-only: they cannot change after create', async () => {
-    const { key, dana, lee, danasJob, leesJob } = await twoCustomers();
+  it('answers customer_uuid and estimate_uuid as read-only: they cannot change after create', async () => {
+    const { key, dana, lee, danasJob } = await twoCustomers();
     const invoice = await createVia(app, key, '/invoices', invoiceBody(danasJob.uuid, dana.uuid));
-    for (const [field, value] of [['customer_uuid', lee.uuid], ['job_uuid', leesJob.uuid], ['estimate_uuid', null]] as const) {
+    for (const [field, value] of [['customer_uuid', lee.uuid], ['estimate_uuid', null]] as const) {
       const response = await call(app, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key, body: { [field]: value } });
       expect(response.status, field).toBe(400);
       expect(response.body.error.details).toEqual([{ field, code: 'read_only', message: 'cannot be changed after create' }]);
     }
     const unchanged = await call(app, 'GET', `/api/v1/invoices/${invoice.uuid}`, { key });
     expect(unchanged.body.data).toMatchObject({ customer_uuid: dana.uuid, job_uuid: danasJob.uuid });
+  });
+
+  it("refuses a move to another customer's job, naming job_uuid; a job of its customer is fine", async () => {
+    const { key, dana, danasJob, leesJob } = await twoCustomers();
+    const invoice = await createVia(app, key, '/invoices', invoiceBody(danasJob.uuid, dana.uuid));
+    const moved = await call(app, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key, body: { job_uuid: leesJob.uuid } });
+    expectWrongReference(moved, 'job_uuid', "must be a job of the invoice's customer (customer_uuid)");
+    const danasOtherJob = await makeJob(app, key, { customer_uuid: dana.uuid });
+    const response = await call(app, 'PATCH', `/api/v1/invoices/${invoice.uuid}`, { key, body: { job_uuid: danasOtherJob.uuid } });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.data).toMatchObject({ customer_uuid: dana.uuid, job_uuid: danasOtherJob.uuid });
   });
 });
 

@@ -99,12 +99,11 @@ export const UpdateEstimateBody = z
   .meta({ id: 'UpdateEstimateBody' });
 export type UpdateEstimateBody = z.infer<typeof UpdateEstimateBody>;
 
-export const PreviewEstimateBody = z
-  .strictObject({
-    template_uuid: uuidString.describe('A live template of the company.'),
-    ...pricingFields,
-  })
-  .describe(`Dry run: computes the amounts create would store; nothing is written. ${ARITHMETIC}`)
+/** The create's body with customer_uuid optional: one input, the same numbers (see PreviewInvoiceBody). */
+export const PreviewEstimateBody = CreateEstimateBody.partial({ customer_uuid: true })
+  .describe(
+    `Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. ${ARITHMETIC}`,
+  )
   .meta({ id: 'PreviewEstimateBody' });
 export type PreviewEstimateBody = z.infer<typeof PreviewEstimateBody>;
 

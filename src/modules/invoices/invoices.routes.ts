@@ -57,6 +57,8 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
       list: 'Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location\'s timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number.',
       create:
         'Creates an invoice for a job of the company and moves the job to Invoiced. customer_uuid must be the customer of the job and of the estimate when one is given (one customer per document). The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).',
+      update:
+        'Partial update: absent fields are unchanged, null clears a nullable field. job_uuid may move the invoice to another live job of its customer (one customer per document: 400 invalid_reference naming job_uuid otherwise); neither job\'s status moves. customer_uuid and estimate_uuid cannot change (400 read_only).',
     },
   });
   app.get('/invoices', crud.list('listInvoices'));

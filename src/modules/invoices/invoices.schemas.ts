@@ -33,10 +33,9 @@ const amountFields = {
   progress_percentage: progressPercentage.nullable().optional(),
   line_items: z
     .array(LineItemInput)
-    .max(1000, 'must have at most 1000 items')
     .nullable()
     .optional()
-    .describe('When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes.'),
+    .describe('Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes.'),
   subtotal: moneyInput
     .optional()
     .describe('With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).')
@@ -82,6 +81,11 @@ export const UpdateInvoiceBody = z
         'Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.',
       )
       .meta({ example: 'Pending' }),
+    job_uuid: uuidString
+      .optional()
+      .describe(
+        "Moves the invoice to another live job of the company, a job of the invoice's customer (one customer per document: 400 invalid_reference naming job_uuid otherwise). Cannot be null. Neither job's status moves and the amounts stay as billed; the invoice's own job_uuid is a no-op.",
+      ),
     issue_date: calendarDate.optional().describe('YYYY-MM-DD.'),
     due_date: calendarDate.optional().describe('YYYY-MM-DD.'),
     location_uuid: uuidString.nullable().optional().describe('A live location of the company, or null.'),
@@ -91,18 +95,21 @@ export const UpdateInvoiceBody = z
     internal_notes: longText().nullable().optional().describe('Never shown to the customer.'),
   })
   .describe(
-    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent).',
+    'Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). job_uuid may move the invoice to another job of its customer (one customer per document); customer_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent).',
   )
   .meta({ id: 'UpdateInvoiceBody' });
 export type UpdateInvoiceBody = z.infer<typeof UpdateInvoiceBody>;
 
-export const PreviewInvoiceBody = z
-  .strictObject({
-    job_uuid: uuidString.optional().describe('A live job of the company; its amounts are used without line_items and subtotal.'),
-    estimate_uuid: uuidString.optional().describe('A live estimate of the company; preferred over the job as the amount source.'),
-    ...amountFields,
-  })
-  .describe('Dry run of create\'s arithmetic; nothing is written. Same input, same numbers as create.')
+/**
+ * The create's body, every field optional: "one input" gives the same numbers to both (DECISIONS §6), so a
+ * client may send its create body as it is. Only the amount inputs (and the job or estimate they come from)
+ * count; the other fields are checked as create checks them and otherwise ignored.
+ */
+export const PreviewInvoiceBody = CreateInvoiceBody.partial()
+  .describe(
+    "Dry run of create's arithmetic; nothing is written. Same input, same numbers as create: the create body is accepted as it is, every field optional. " +
+      'Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored.',
+  )
   .meta({ id: 'PreviewInvoiceBody' });
 export type PreviewInvoiceBody = z.infer<typeof PreviewInvoiceBody>;
 

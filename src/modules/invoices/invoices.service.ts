@@ -267,8 +267,10 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
     const { tx } = changes;
     const invoice = await changes.target<repository.InvoiceRow>('invoice', uuid);
     await requireReference(tx, locations, companyId, 'location_uuid', body.location_uuid);
+    const jobUuid = await movedToJob(tx, companyId, invoice, body.job_uuid);
     const repriced = AMOUNT_FIELDS.some((field) => body[field] !== undefined) ? reprice(invoice, body) : null;
-    const current = repriced ? { ...invoice, ...repriced.columns } : invoice;
+    // Settled as it is after the update: a move to Paid stamps paid_at on the job it bills now.
+    const current = { ...invoice, ...repriced?.columns, ...(jobUuid ? { jobUuid } : {}) };
     let status = invoice.status;
     if (body.status !== undefined) {
       const shown = (await repository.findShownStatus(tx, companyId, uuid)) ?? invoice.status;
@@ -277,11 +279,26 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
         body.status,
       );
     }
-    const columns = { ...bodyToColumns(body, { skip: ['status', ...AMOUNT_FIELDS] }), ...repriced?.columns };
+    const columns = { ...bodyToColumns(body, { skip: ['status', 'job_uuid', ...AMOUNT_FIELDS] }), ...repriced?.columns, ...(jobUuid ? { jobUuid } : {}) };
     if (Object.keys(columns).length > 0) await repository.updateInvoice(tx, companyId, uuid, columns);
     await settleInvoice(changes, current, status);
     return changes.answer('invoice', uuid);
   });
+}
+
+/**
+ * The job an update moves the invoice to; undefined when job_uuid is absent or the invoice's own (no change,
+ * nothing checked). It must be a live job of the company (400 naming job_uuid) of the invoice's customer, one
+ * customer per document (DECISIONS.md §8): the customer cannot change and is its estimate's too, so this one
+ * check keeps both. The job is share-locked to the commit, so its customer cannot change meanwhile. Neither
+ * job's status moves (only a create invoices a job), and the amounts stay as billed.
+ */
+async function movedToJob(tx: Db, companyId: string, invoice: repository.InvoiceRow, jobUuid: string | undefined): Promise<string | undefined> {
+  if (jobUuid === undefined || jobUuid === invoice.jobUuid) return undefined;
+  const customerUuid = await repository.lockJobCustomer(tx, companyId, jobUuid);
+  if (customerUuid === null) throw missingReference('job_uuid');
+  requireOneCustomer('invoice', invoice.customerUuid, [{ field: 'job_uuid', customerUuid }], 'source');
+  return jobUuid;
 }
 
 /** Re-prices an invoice whose amount inputs change; its payments stay, so the total may not fall below them. */
