@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { LocalStorage } from '../src/storage/local-storage.js';
 import { UrlSigner } from '../src/storage/url-signer.js';
 import { buildTestApp, call } from './helpers/app.js';
-import { makeCompany } from './helpers/factories.js';
+import { waitForFeed } from './helpers/events.js';
+import { makeCompany, makeKey, makeUser } from './helpers/factories.js';
 import { GIF_BYTES, JPEG_BYTES, makeJob, pathOf, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
 
 const uploadRoot = mkdtempSync(path.join(tmpdir(), 'photos-test-'));
@@ -34,6 +35,63 @@ async function fetchFile(url: string) {
   return ctx.app.inject({ method: 'GET', url: pathOf(url) });
 }
 
+/** Every field of a photo as GET /jobs/{job_uuid}/photos/{photo_uuid} answers it. */
+const PHOTO_FIELDS = [
+  'created_at',
+  'customer_email_sent',
+  'deleted_at',
+  'file_name',
+  'file_size',
+  'job_uuid',
+  'mime_type',
+  'photo_type',
+  'photo_url',
+  'taken_at',
+  'updated_at',
+  'user',
+  'user_id',
+  'uuid',
+];
+
+/**
+ * A photo with its link's signature left out: links are signed per time window, so an upload and a GET a
+ * window boundary apart carry different (equally valid) query strings for the same file.
+ */
+function withUnsignedLink(photo: Record<string, unknown>) {
+  const link = new URL(photo.photo_url as string);
+  return { ...photo, photo_url: `${link.origin}${link.pathname}` };
+}
+
+/** Uploads the files with a key of a named user and checks that each answered photo is exactly its GET. */
+async function expectUploadAnswersGets(files: Parameters<typeof uploadPhotos>[3], fields: Record<string, string>) {
+  const { company, job } = await setup();
+  const userId = await makeUser(ctx.database, company.companyId, 'Rosa', 'Díaz');
+  const key = (await makeKey(ctx.database, company.companyId, { userId })).api_key as string;
+  const response = await uploadPhotos(ctx.app, key, job.uuid, files, fields);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  expect(response.body.success).toBe(true);
+  expect(Object.keys(response.body.data)).toEqual(['photos']);
+  const photos = response.body.data.photos as Array<Record<string, unknown>>;
+  expect(photos).toHaveLength(files.length);
+  for (const [index, photo] of photos.entries()) {
+    const get = await call(ctx.app, 'GET', `/api/v1/jobs/${job.uuid}/photos/${photo.uuid}`, { key });
+    expect(get.status).toBe(200);
+    expect(Object.keys(photo)).toEqual(Object.keys(get.body.data));
+    expect(withUnsignedLink(photo)).toStrictEqual(withUnsignedLink(get.body.data));
+    expect(photo).toMatchObject({
+      job_uuid: job.uuid,
+      user_id: userId,
+      user: { id: userId, first_name: 'Rosa', last_name: 'Díaz' },
+      file_size: files[index]!.bytes.length,
+      customer_email_sent: false,
+      deleted_at: null,
+    });
+    // The answered link itself serves the file.
+    expect((await fetchFile(photo.photo_url as string)).rawPayload.equals(files[index]!.bytes)).toBe(true);
+  }
+  return { photos, job, key };
+}
+
 describe('POST /jobs/{job_uuid}/photos', () => {
   it('stores several real images and serves the exact bytes through photo_url without a key', async () => {
     const { company, key, job } = await setup();
@@ -53,7 +111,7 @@ describe('POST /jobs/{job_uuid}/photos', () => {
     const photos = response.body.data.photos;
     expect(photos).toHaveLength(3);
     for (const photo of photos) {
-      expect(Object.keys(photo).sort()).toEqual(['created_at', 'photo_type', 'photo_url', 'taken_at', 'uuid']);
+      expect(Object.keys(photo).sort()).toEqual(PHOTO_FIELDS);
       expect(photo).toMatchObject({ photo_type: 'before', taken_at: '2026-11-20T08:00:00.000Z' });
       expect(photo.photo_url).toMatch(
         new RegExp(`^https://api\\.example\\.test/files/${company.companyId}/${job.uuid}/${photo.uuid}\\.(png|jpg|gif)\\?expires=\\d+&signature=[0-9a-f]{64}$`),
@@ -90,12 +148,53 @@ describe('POST /jobs/{job_uuid}/photos', () => {
     expect((await fetchFile(get.body.data.photo_url)).rawPayload.equals(JPEG_BYTES)).toBe(true);
   });
 
+  it('answers one photo exactly as its GET does (mime_type sniffed from the bytes, file_size, user)', async () => {
+    const { photos } = await expectUploadAnswersGets([{ name: 'holiday.jpg', bytes: PNG_BYTES, type: 'image/jpeg' }], {
+      photo_type: 'after',
+    });
+    expect(photos[0]).toMatchObject({ file_name: 'holiday.jpg', mime_type: 'image/png', photo_type: 'after', taken_at: null });
+  });
+
+  it('answers several photos, in upload order, each exactly as its GET does', async () => {
+    const files = [
+      { name: 'a.gif', bytes: GIF_BYTES, type: 'image/png' },
+      { name: 'b.png', bytes: PNG_BYTES },
+      { field: 'photo', name: 'c.bin', bytes: JPEG_BYTES, type: 'application/octet-stream' },
+      { field: 'file', name: 'd.png', bytes: PNG_BYTES, type: 'image/png' },
+    ];
+    const { photos, job, key } = await expectUploadAnswersGets(files, { photo_type: 'before', taken_at: '2026-11-20T10:00:00-05:00' });
+    expect(photos.map((photo) => [photo.file_name, photo.mime_type])).toEqual([
+      ['a.gif', 'image/gif'],
+      ['b.png', 'image/png'],
+      ['c.bin', 'image/jpeg'],
+      ['d.png', 'image/png'],
+    ]);
+    for (const photo of photos) expect(photo).toMatchObject({ photo_type: 'before', taken_at: '2026-11-20T15:00:00.000Z' });
+    // The list answers the same records.
+    const list = await call(ctx.app, 'GET', `/api/v1/jobs/${job.uuid}/photos?limit=10`, { key });
+    expect(list.status).toBe(200);
+    const listed = new Map((list.body.data.photos as Array<Record<string, unknown>>).map((photo) => [photo.uuid, photo]));
+    for (const photo of photos) expect(withUnsignedLink(listed.get(photo.uuid)!)).toStrictEqual(withUnsignedLink(photo));
+    // Each job_photo.created event carries the same record, one per file in upload order.
+    const events = await waitForFeed(ctx.app, key, photos.length, { type: 'job_photo.created' });
+    expect(events.map((event) => event.object_uuid)).toEqual(photos.map((photo) => photo.uuid));
+    for (const [index, event] of events.entries()) {
+      expect(withUnsignedLink(event.data.object as Record<string, unknown>)).toStrictEqual(withUnsignedLink(photos[index]!));
+    }
+  });
+
   it('defaults photo_type to during and accepts the file field', async () => {
     const { key, job } = await setup();
     const response = await uploadPhotos(ctx.app, key, job.uuid, [{ field: 'file', name: 'x.png', bytes: PNG_BYTES }]);
     expect(response.status).toBe(200);
     expect(response.body.data.photos).toEqual([
-      { uuid: expect.any(String), photo_url: expect.any(String), photo_type: 'during', taken_at: null, created_at: expect.stringMatching(/Z$/) },
+      expect.objectContaining({
+        uuid: expect.any(String),
+        photo_url: expect.any(String),
+        photo_type: 'during',
+        taken_at: null,
+        created_at: expect.stringMatching(/Z$/),
+      }),
     ]);
   });
 

@@ -70,6 +70,16 @@ export function listPhotos(db: Db, companyId: string, jobUuid: string, query: Li
   );
 }
 
+/** The user a photo embeds, read as the photo reads join it (a deleted user too); null when there is none. */
+export async function findUploader(db: Db, companyId: string, userId: string): Promise<JobPhotoWithUser['user']> {
+  const [user] = await db
+    .select({ id: users.uuid, firstName: users.firstName, lastName: users.lastName })
+    .from(users)
+    .where(and(eq(users.companyId, companyId), eq(users.uuid, userId)))
+    .limit(1);
+  return user ?? null;
+}
+
 export function insertPhotos(db: Db, values: JobPhotoInsert[]): Promise<JobPhotoRow[]> {
   assertRecordedWrite(db, jobPhotos);
   return db.insert(jobPhotos).values(values).returning();

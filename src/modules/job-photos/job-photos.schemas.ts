@@ -68,15 +68,7 @@ export const JobPhotoResponse = z
   .meta({ id: 'JobPhoto' });
 export type JobPhotoResponse = z.infer<typeof JobPhotoResponse>;
 
-export const UploadedPhoto = z
-  .object({
-    uuid: z.string(),
-    photo_url: z.string(),
-    photo_type: photoType,
-    taken_at: timestampOutput.nullable(),
-    created_at: timestampOutput,
-  })
-  .meta({ id: 'UploadedPhoto' });
-export type UploadedPhoto = z.infer<typeof UploadedPhoto>;
-
-export const UploadResponse = z.object({ photos: z.array(UploadedPhoto) }).meta({ id: 'UploadedPhotos' });
+/** An upload answers each photo as its GET does, in the order the files were sent. */
+export const UploadResponse = z
+  .object({ photos: z.array(JobPhotoResponse).describe('The created photos, each as GET /jobs/{job_uuid}/photos/{photo_uuid} answers it, in upload order.') })
+  .meta({ id: 'UploadedPhotos' });

@@ -18,7 +18,6 @@ import {
   UploadFields,
   type JobPhotoResponse,
   type ListJobPhotosQuery,
-  type UploadedPhoto,
 } from './job-photos.schemas.js';
 
 /** What reading a photo needs besides the database: the storage and how to build its links. */
@@ -170,10 +169,12 @@ class PhotoUpload {
   }
 
   /**
-   * Inserts one record per stored file, in one transaction; the job must still be live. A keyed request's
-   * key is completed with the answer in that transaction.
+   * Inserts one record per stored file, in one transaction; the job must still be live. Answers each record
+   * as its GET does, in upload order, built by the mapper from the inserted rows (not read back); their
+   * created events carry the same records. A keyed request's key is completed with the answer in that
+   * transaction.
    */
-  async commit(fields: UploadFields): Promise<UploadedPhoto[]> {
+  async commit(fields: UploadFields): Promise<JobPhotoResponse[]> {
     if (this.stored.length === 0) throw invalidField('photos', 'is required: send at least one photo file', 'required');
     const record = async (changes: Changes) => {
       const { tx } = changes;
@@ -189,8 +190,14 @@ class PhotoUpload {
           takenAt: fields.taken_at ?? null,
         })),
       );
-      for (const row of rows) changes.created('job_photo', row.uuid);
-      return changes.answerWith(await toUploadedPhotos(rows, this.links));
+      const uploader = await repository.findUploader(tx, this.actor.companyId, this.actor.userId);
+      // In the order the files were sent: RETURNING's row order is not promised.
+      const byUuid = new Map(rows.map((row) => [row.uuid, row]));
+      const records = await Promise.all(
+        this.stored.map((photo) => toPhotoRecord({ photo: byUuid.get(photo.uuid)!, user: uploader }, this.links)),
+      );
+      for (const record of records) changes.created('job_photo', record.uuid, record);
+      return changes.answerWith(records);
     };
     return recordChanges(this.db, this.actor, record, { photoLinks: this.links });
   }
@@ -213,18 +220,6 @@ class PhotoUpload {
     await Promise.allSettled(this.stored.map((photo) => this.storage.remove(photo.storageKey)));
     this.stored.length = 0;
   }
-}
-
-async function toUploadedPhotos(rows: repository.JobPhotoRow[], links: PhotoLinks): Promise<UploadedPhoto[]> {
-  return Promise.all(
-    rows.map(async (row) => ({
-      uuid: row.uuid,
-      photo_url: await links.storage.url(row.storageKey, links.link),
-      photo_type: row.photoType as UploadedPhoto['photo_type'],
-      taken_at: row.takenAt ? row.takenAt.toISOString() : null,
-      created_at: row.createdAt.toISOString(),
-    })),
-  );
 }
 
 /** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
@@ -324,7 +319,7 @@ export async function uploadPhotos(
   jobUuid: string,
   parts: AsyncIterable<UploadPart>,
   options: UploadOptions,
-): Promise<UploadedPhoto[] | null> {
+): Promise<JobPhotoResponse[] | null> {
   const upload = new PhotoUpload(db, storage, actor, jobUuid, options.maxPhotoBytes, options.links);
   let fields: UploadFields;
   try {
