@@ -123,6 +123,45 @@ describe('the messages of DECISIONS.md §1', () => {
     ]);
   });
 
+  it('a NUL character in any text of a body is 400 naming the field', async () => {
+    const message = 'must not contain the NUL character (\\u0000)';
+    const customer = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'a\u0000b', last_name: 'Ok' } });
+    expect(customer.status).toBe(400);
+    expect(customer.body.error.details).toEqual([{ field: 'first_name', code: 'invalid_format', message }]);
+    const preview = await call(app, 'POST', '/api/v1/invoices/preview', {
+      key,
+      body: { line_items: [{ description: 'fine', unit_price: 1 }, { description: '\u0000', unit_price: 1 }] },
+    });
+    expect(preview.status).toBe(400);
+    expect(preview.body.error.details).toEqual([{ field: 'line_items[1].description', code: 'invalid_format', message }]);
+    // The escaped backslash followed by u0000 is ordinary text.
+    const text = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'a\\u0000b', last_name: 'Ok' } });
+    expect(text.status).toBe(200);
+    expect(text.body.data.first_name).toBe('a\\u0000b');
+  });
+
+  it('a value of the wrong format that is also too long is one invalid_format, not out_of_range as well', async () => {
+    const location = await call(app, 'POST', '/api/v1/locations', {
+      key,
+      body: { name: 'Long values', address1: '1 Main St', city: 'Austin', state: 'TX', zip: '12345-67890', phone: '+1-555-123-4567' },
+    });
+    expect(location.status).toBe(400);
+    expect(location.body.error.details).toEqual([
+      { field: 'zip', code: 'invalid_format', message: 'must be 12345, 12345-6789 or 123456789' },
+      { field: 'phone', code: 'invalid_format', message: 'must be xxx-xxx-xxxx' },
+    ]);
+    const job = await call(app, 'POST', '/api/v1/jobs', {
+      key,
+      body: { customer_uuid: seed.customerUuid, title: 'Long values', scheduled_date: '2027-01-31T00:00:00Z', scheduled_time_start: '12:00:00' },
+    });
+    expect(job.status).toBe(400);
+    expect(job.body.error.details).toEqual([
+      { field: 'scheduled_date', code: 'invalid_format', message: 'must be a YYYY-MM-DD date' },
+      { field: 'scheduled_time_start', code: 'invalid_format', message: 'must be HH:MM between 00:00 and 23:59' },
+    ]);
+    expect(job.body.error.message).toBe('Invalid body: scheduled_date must be a YYYY-MM-DD date; scheduled_time_start must be HH:MM between 00:00 and 23:59.');
+  });
+
   it('an empty string is empty, whatever check sees it; a value of the wrong type is that one problem', async () => {
     const send = await call(app, 'POST', `/api/v1/estimates/${seed.estimateUuid}/send`, { key, body: { to: '' } });
     expect(send.body.error.details).toEqual([{ field: 'to', code: 'empty', message: 'must not be empty' }]);

@@ -65,3 +65,44 @@ describe('time zone changes', () => {
     expectValidationError(gap, 'local_start_time');
   });
 });
+
+describe('names that are not IANA zones', () => {
+  const detail = [{ field: 'time_zone', code: 'invalid_format', message: 'must be a valid IANA time zone' }];
+
+  it('refuses the platform-only ids (PST, IST...), SystemV ids, removed names and the abbreviations PostgreSQL reads otherwise (CET)', async () => {
+    for (const zone of ['PST', 'IST', 'CST', 'JST', 'AET', 'SystemV/AST4', 'US/Pacific-New', 'CET', 'EET']) {
+      const visit = await local(zone, '2029-07-01', '09:00', '10:00');
+      expect(visit.status, zone).toBe(400);
+      expect(visit.body.error.details, zone).toEqual(detail);
+      const availability = await call(app, 'GET', `/api/v1/availability?from=2029-06-01T00:00:00Z&to=2029-06-02T00:00:00Z&duration_minutes=30&time_zone=${encodeURIComponent(zone)}`, { key });
+      expect(availability.status, zone).toBe(400);
+      expect(availability.body.error.details, zone).toEqual(detail);
+      const location = await call(app, 'POST', '/api/v1/locations', { key, body: { name: 'Zone', address1: '1 Main', city: 'Austin', state: 'TX', zip: '78701', timezone: zone } });
+      expect(location.status, zone).toBe(400);
+      expect(location.body.error.details, zone).toEqual([{ field: 'timezone', code: 'invalid_format', message: 'must be a valid IANA time zone' }]);
+    }
+  });
+
+  it('accepts IANA names, their aliases and the three-letter names IANA has (UTC, EST), with the same local times in the GET and the list', async () => {
+    for (const zone of ['UTC', 'EST', 'Etc/GMT+5', 'US/Pacific', 'Asia/Kolkata']) {
+      const visit = await call(app, 'POST', '/api/v1/visits', {
+        key,
+        body: {
+          job_uuid: job.uuid,
+          time_zone: zone,
+          starts_at: '2029-07-02T16:00:00Z',
+          ends_at: '2029-07-02T17:00:00Z',
+          assigned_user_ids: [company.userId],
+          allow_overlap: true,
+        },
+      });
+      expect(visit.status, zone).toBe(200);
+      const got = await call(app, 'GET', `/api/v1/visits/${visit.body.data.uuid}`, { key });
+      expect(got.body.data, zone).toEqual(visit.body.data);
+      // A technician's window is answered from JSON PostgreSQL writes, with its own zone rules.
+      const window = await call(app, 'GET', `/api/v1/visits?assigned_user_id=${company.userId}&from=2029-07-02T16:00:00Z&to=2029-07-02T17:00:00Z&sort=starts_at`, { key });
+      const same = window.body.data.visits.find((item: { uuid: string }) => item.uuid === visit.body.data.uuid);
+      expect(same, zone).toEqual(visit.body.data);
+    }
+  });
+});

@@ -1,6 +1,11 @@
 import fp from 'fastify-plugin';
-import { validationError } from '../errors.js';
+import type { FastifyRequest } from 'fastify';
+import { validationError, type ErrorDetail } from '../errors.js';
+import { fieldOfPath } from '../shared/validation.js';
 import { misroutedLiteral } from './errors.js';
+
+/** Requests whose JSON text escapes a NUL character (`\\u0000`), which PostgreSQL's text cannot hold. */
+const withNul = new WeakSet<FastifyRequest>();
 
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
@@ -19,6 +24,8 @@ export const jsonParserPlugin = fp(
         done(null, undefined);
         return;
       }
+      // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
+      if ((body as string).includes('\\u0000')) withNul.add(request);
       parse(request, body as string, done);
     });
   },
@@ -43,6 +50,7 @@ export const jsonBodyPlugin = fp(
       if (body === undefined || request.is404 || misroutedLiteral(request)) return done();
       try {
         checkBody(request.headers['content-type'] ?? '', body);
+        if (withNul.has(request)) refuseNul(body);
         if (request.routeOptions.schema?.body === undefined) refuseFields(body as Record<string, unknown>);
       } catch (error) {
         return done(error as Error);
@@ -76,4 +84,23 @@ function refuseFields(body: Record<string, unknown>): void {
     fields.map((field) => ({ field, code: 'unknown_field' as const, message: 'is not a field of this request; it takes no body' })),
     'body',
   );
+}
+
+/** The 400 naming each field whose text (or name) holds a NUL character, which no stored text can hold. */
+function refuseNul(body: unknown): void {
+  const details: ErrorDetail[] = [];
+  const walk = (value: unknown, path: PropertyKey[]): void => {
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) details.push({ field: fieldOfPath(path) || 'body', code: 'invalid_format', message: 'must not contain the NUL character (\\u0000)' });
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => walk(item, [...path, index]));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) details.push({ field: fieldOfPath([...path, key.replaceAll('\u0000', '\\u0000')]), code: 'invalid_format', message: 'must not contain the NUL character (\\u0000)' });
+        else walk(item, [...path, key]);
+      }
+    }
+  };
+  walk(body, []);
+  if (details.length > 0) throw validationError(details, 'body');
 }

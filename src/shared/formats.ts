@@ -25,24 +25,21 @@ export const usState = z
   .enum(US_STATES, { error: 'must be a 2-letter upper-case US state, DC or territory code' })
   .meta({ id: 'UsState', description: 'A US state, DC or territory: its 2-letter upper-case code.', example: 'TX' });
 
-export const zipCode = z
-  .string()
-  .max(10, 'must be 12345, 12345-6789 or 123456789')
-  .regex(/^\d{5}(?:-?\d{4})?$/, 'must be 12345, 12345-6789 or 123456789')
-  .meta({ example: '78701' });
+/**
+ * A string of a fixed pattern, one problem when it does not match (invalid_format); the pattern bounds its
+ * length, which maxLength states for the document.
+ */
+export function patterned(pattern: RegExp, maxLength: number, message: string) {
+  return z.string().regex(pattern, { message, abort: true }).max(maxLength, message);
+}
 
-export const phoneNumber = z
-  .string()
-  .max(12, 'must be xxx-xxx-xxxx')
-  .regex(/^\d{3}-\d{3}-\d{4}$/, 'must be xxx-xxx-xxxx')
-  .meta({ example: '512-555-0142' });
+export const zipCode = patterned(/^\d{5}(?:-?\d{4})?$/, 10, 'must be 12345, 12345-6789 or 123456789').meta({ example: '78701' });
+
+export const phoneNumber = patterned(/^\d{3}-\d{3}-\d{4}$/, 12, 'must be xxx-xxx-xxxx').meta({ example: '512-555-0142' });
 
 export const emailAddress = z.email('must be an email address').max(254).meta({ example: 'ops@example.com' });
 
-export const calendarDate = z
-  .string()
-  .max(10, 'must be a YYYY-MM-DD date')
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a YYYY-MM-DD date')
+export const calendarDate = patterned(/^\d{4}-\d{2}-\d{2}$/, 10, 'must be a YYYY-MM-DD date')
   .refine((value) => {
     const [year, month, day] = value.split('-').map(Number);
     const date = new Date(Date.UTC(year, month - 1, day));
@@ -50,11 +47,7 @@ export const calendarDate = z
   }, { message: 'must be a real calendar date', params: detail('invalid_format') })
   .meta({ format: 'date', example: '2026-12-01' });
 
-export const timeOfDay = z
-  .string()
-  .max(5, 'must be HH:MM between 00:00 and 23:59')
-  .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM between 00:00 and 23:59')
-  .meta({ example: '09:30' });
+export const timeOfDay = patterned(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 5, 'must be HH:MM between 00:00 and 23:59').meta({ example: '09:30' });
 
 /** ISO 8601 timestamp with Z or an offset; parsed to a Date. */
 export const timestampInput = z
@@ -74,13 +67,21 @@ export const nullableString = z.string().nullable();
 
 export const timestampOutput = z.string().meta({ format: 'date-time', example: '2026-11-22T14:05:09.123Z' });
 
+/**
+ * Names the platform's time zone data (ICU) accepts that are not IANA zones: its three-letter ids (PST, IST,
+ * CST...), its SystemV ids and names IANA removed. IANA's own three-letter names are kept, but for CET, EET,
+ * MET and WET, which PostgreSQL reads as fixed-offset abbreviations while ICU applies summer time: local
+ * times computed by either must agree.
+ */
+const NOT_IANA = /^(?:(?!(?:EST|GMT|HST|MST|PRC|ROC|ROK|UCT|UTC)$)[A-Z]{3}|SystemV\/.*|US\/Pacific-New|Canada\/East-Saskatchewan)$/;
+
 export const timezoneName = z
   .string()
   .min(1)
   .max(64)
   .refine((value) => {
     // IANA names are case-sensitive (America/New_York); Intl alone would also accept america/new_york.
-    if (!/^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z0-9][A-Za-z0-9_+-]*)*$/.test(value)) return false;
+    if (!/^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z0-9][A-Za-z0-9_+-]*)*$/.test(value) || NOT_IANA.test(value)) return false;
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: value });
       return true;
@@ -250,4 +251,4 @@ export const queryBoolean = z
  * a number; an empty value stays empty. Absent stays absent (required, or the schema's default).
  */
 export const plainDigits = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (typeof value === 'string' && value !== '' ? (/^[0-9]{1,10}$/.test(value) ? Number(value) : Number.NaN) : value), schema);
+  z.preprocess((value) => (typeof value === 'string' && value !== '' ? (/^[0-9]+$/.test(value) ? Number(value) : Number.NaN) : value), schema);

@@ -19,11 +19,12 @@ export const pageQueryShape = {
   page: plainDigits(
     z
       .number({ error: 'must be an integer >= 1' })
+      // A page past the end is an empty page with the total, however far; only a number JavaScript cannot hold is refused.
+      .max(Number.MAX_SAFE_INTEGER, { message: 'is too large', abort: true })
       .int('must be an integer >= 1')
       .min(1, 'must be an integer >= 1')
-      .max(1_000_000, 'is too large')
       .default(1),
-  ).describe('Page number, from 1.'),
+  ).describe('Page number, from 1; a page past the end is empty.'),
   limit: pageSize,
 };
 

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { okSchema } from '../../shared/envelope.js';
+import { patterned } from '../../shared/formats.js';
 
 export const MAX_OVERRIDE = 999_999_999_999;
 
 const KindSettingsBody = z
   .strictObject({
-    prefix: z
-      .string()
-      .max(20, 'must be 0-20 ASCII letters, digits or - _ / . #')
-      .regex(/^[A-Za-z0-9\-_/.#]{0,20}$/, 'must be 0-20 ASCII letters, digits or - _ / . #')
+    prefix: patterned(/^[A-Za-z0-9\-_/.#]{0,20}$/, 20, 'must be 0-20 ASCII letters, digits or - _ / . #')
       .optional()
       .describe('0-20 ASCII letters, digits and - _ / . #')
       .meta({ example: 'INV-' }),
