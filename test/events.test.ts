@@ -675,6 +675,12 @@ describe('retention', () => {
     const expired = await call(app, 'GET', `/api/v1/events?after=${oldEvent.uuid}`, { key: company.key });
     expect(expired.status).toBe(400);
     expect(expired.body.error.details[0].field).toBe('after');
+    // Before the cleanup deletes it, an expired event is already gone from the feed and from its GET: a client
+    // that starts without after never gets an event it could not page after.
+    expect((await readFeed(app, company.key)).map((event) => event.uuid)).toEqual([recentEvent.uuid]);
+    expect((await call(app, 'GET', `/api/v1/events?limit=1`, { key: company.key })).body.data.events[0].uuid).toBe(recentEvent.uuid);
+    expect((await call(app, 'GET', `/api/v1/events/${oldEvent.uuid}`, { key: company.key })).status).toBe(404);
+    expect((await call(app, 'GET', `/api/v1/events?object_uuid=${old.uuid}`, { key: company.key })).body.data.events).toEqual([]);
 
     expect(await deleteExpiredEvents(ctx.database.db, ctx.config.EVENT_RETENTION_DAYS, 1)).toBeGreaterThanOrEqual(1);
     expect((await call(app, 'GET', `/api/v1/events/${oldEvent.uuid}`, { key: company.key })).status).toBe(404);

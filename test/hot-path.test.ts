@@ -1,8 +1,8 @@
-import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { UuidParams } from '../src/shared/crud-routes.js';
 import { GetQuery } from '../src/shared/list-query.js';
 import { buildTestApp, call } from './helpers/app.js';
+import { recordStatements } from './helpers/statements.js';
 import { makeCompany, makeCustomer } from './helpers/factories.js';
 import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-factories.js';
 
@@ -13,29 +13,9 @@ import { makeBillingSetup, makeInvoiceOf, paymentBody } from './helpers/billing-
  */
 const ctx = await buildTestApp({ env: { WEBHOOK_WORKER_ENABLED: 'false' } });
 
-/**
- * Statements the background work sends on its own timers, whatever the requests do; a request's one-statement
- * write (a WITH of CTEs) names some of the same tables.
- */
-const BACKGROUND = /usage_counters|webhook_deliveries|last_used_at|idempotency_keys|from "?events"? where .*created_at </;
-const isBackground = (text: string) => BACKGROUND.test(text) && !/^with /i.test(text.trimStart());
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** Records the statements the API sends from now on (the background's left out); restored after each test. */
-function recordStatements(): string[] {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string };
-    const text = typeof config === 'string' ? config : (config?.text ?? '');
-    if (!isBackground(text)) sent.push(text);
-    return (query as (...values: unknown[]) => unknown).apply(this, args) as never;
-  });
-  return sent;
-}
 
 describe('the hot path of a GET', () => {
   it.skipIf(!ctx.databaseUrl)('sends one statement for a customer GET and one round trip of statements for a list page', async () => {

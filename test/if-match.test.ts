@@ -170,6 +170,25 @@ describe.skipIf(!ctx.databaseUrl)('concurrent conditional writes (PostgreSQL)', 
   });
 });
 
+describe.skipIf(!ctx.databaseUrl)('concurrent unconditional writes (PostgreSQL)', () => {
+  it.each([
+    ['customers', (i: number) => ({ notes: `writer ${i}` })],
+    ['templates', (i: number) => ({ name: `writer ${i}` })],
+  ] as const)('40 PATCHes of one record at once all succeed, last writer wins, one event each (/%s)', async (resource, bodyOf) => {
+    const company = await makeCompany(ctx.database);
+    const record = resource === 'customers' ? await makeCustomer(app, company.key) : await makeTemplate(app, company.key);
+    const eventsBefore = await storedEventCount(ctx.database, company.companyId);
+    const writes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => call(app, 'PATCH', `/api/v1/${resource}/${record.uuid}`, { key: company.key, body: bodyOf(i) })),
+    );
+    expect(writes.map((response) => response.status)).toEqual(Array(40).fill(200));
+    const field = resource === 'customers' ? 'notes' : 'name';
+    const final = await current(company.key, `/${resource}/${record.uuid}`);
+    expect(writes.map((response) => response.body.data[field])).toContain(final[field]);
+    expect(await storedEventCount(ctx.database, company.companyId)).toBe(eventsBefore + 40);
+  });
+});
+
 describe('a conditional write on a record changed by a side effect', () => {
   it('an invoice tag taken before a payment is stale after it', async () => {
     const setup = await makeBillingSetup(app, ctx.database);

@@ -161,18 +161,26 @@ const hookEvent = (
   }
 ).rows[0];
 const hookDeliveryUuid = randomUUID();
-await ctx.database.db.insert(webhookDeliveries).values({
-  companyId: company.companyId,
-  uuid: hookDeliveryUuid,
-  endpointUuid: hookEndpoint.uuid,
-  eventUuid: hookEvent.uuid,
-  eventType: 'customer.created',
-  status: 'failed',
-  attempts: 3,
-  nextAttemptAt: null,
-  lastResponseStatus: 500,
-  lastError: 'The receiver answered HTTP 500.',
-});
+// An enabled endpoint subscribed to nothing the samples record, with one failed delivery a retry may schedule.
+const liveHookEndpoint = await createVia(ctx.app, key, '/webhook_endpoints', { url: 'https://93.184.215.14/hooks', events: ['time_off.deleted'] });
+const liveHookDeliveryUuid = randomUUID();
+for (const [uuid, endpointUuid] of [
+  [hookDeliveryUuid, hookEndpoint.uuid],
+  [liveHookDeliveryUuid, liveHookEndpoint.uuid],
+] as const) {
+  await ctx.database.db.insert(webhookDeliveries).values({
+    companyId: company.companyId,
+    uuid,
+    endpointUuid,
+    eventUuid: hookEvent.uuid,
+    eventType: 'customer.created',
+    status: 'failed',
+    attempts: 3,
+    nextAttemptAt: null,
+    lastResponseStatus: 500,
+    lastError: 'The receiver answered HTTP 500.',
+  });
+}
 
 const declinable = await createVia(ctx.app, key, '/estimates', {
   customer_uuid: seed.customerUuid,
@@ -512,6 +520,13 @@ const samples: Sample[] = [
     method: 'POST',
     path: '/api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry',
     status: 200,
+    params: () => ({ uuid: liveHookEndpoint.uuid, delivery_uuid: liveHookDeliveryUuid }),
+  },
+  // The endpoint is disabled (it gets no attempts), so its retry is refused.
+  {
+    method: 'POST',
+    path: '/api/v1/webhook_endpoints/{uuid}/deliveries/{delivery_uuid}/retry',
+    status: 400,
     params: () => ({ uuid: hookEndpoint.uuid, delivery_uuid: hookDeliveryUuid }),
   },
   {

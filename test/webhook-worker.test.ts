@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { systemResolveHost } from '../src/modules/webhooks/address-safety.js';
 import { DeliveryWorker, wakeDeliveryWorkers } from '../src/modules/webhooks/delivery-worker.js';
@@ -106,8 +107,12 @@ describe('a retried delivery of a disabled endpoint', () => {
     const [delivery] = await log();
     expect(delivery).toMatchObject({ status: 'failed', attempts: 0 });
     const received = receiver.received.length;
+    // The API refuses the retry of a disabled endpoint's delivery; one scheduled just before the endpoint was
+    // disabled is as good as this one made due in the database.
     const retried = await call(ctx.app, 'POST', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries/${delivery.uuid}/retry`, { key });
-    expect(retried.body.data).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(retried.status).toBe(400);
+    await ctx.database.db.execute(sql`update webhook_deliveries set status = 'pending', next_attempt_at = now() where uuid = ${delivery.uuid}`);
+    expect((await log())[0]).toMatchObject({ status: 'pending', attempts: 0 });
     wakeDeliveryWorkers();
     await waitFor(async () => (await log())[0].status === 'failed', 10_000, 'the retried delivery to end');
     expect((await log())[0]).toMatchObject({ status: 'failed', attempts: 0, last_error: 'The endpoint was disabled.' });

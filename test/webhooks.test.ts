@@ -462,7 +462,7 @@ describe('deliveries log and retry', () => {
     expect(await written()).toHaveLength(rows.length);
   });
 
-  it('fails the pending deliveries of a disabled endpoint, and retry makes a failed one pending and due now', async () => {
+  it('fails the pending deliveries of a disabled endpoint, refuses their retry while it is disabled, and retry makes a failed one pending and due now', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const endpoint = await createEndpoint(key);
     await recordEvent(ctx.database, companyId);
@@ -472,6 +472,14 @@ describe('deliveries log and retry', () => {
     // A disabled endpoint gets no new deliveries.
     await recordEvent(ctx.database, companyId);
     expect((await deliveries(key, endpoint.uuid)).body.data.pagination.total).toBe(1);
+
+    // No attempt is made for a disabled endpoint, so its retry is refused rather than answered pending.
+    const refused = await retry(key, endpoint.uuid, failed.uuid);
+    expectError(refused, 400, 'validation_error');
+    expect(refused.body.error.message).toMatch(/disabled/);
+    expectError(await retry(key, endpoint.uuid, '00000000-0000-7000-8000-000000000000'), 404, 'not_found');
+    expect((await deliveries(key, endpoint.uuid, '?status=failed')).body.data.deliveries[0].status).toBe('failed');
+    await patch(key, endpoint.uuid, { enabled: true });
 
     const before = Date.now();
     const retried = await retry(key, endpoint.uuid, failed.uuid);

@@ -7,7 +7,7 @@ import type { Actor } from '../../auth/principal.js';
 import { assertIfMatch } from '../../shared/etag.js';
 import { insertKeyCompletion, keyCompletion, keyedWrite, markCompleted } from '../../shared/keyed-writes.js';
 import { markRecording } from '../../shared/recorded-writes.js';
-import { findRow, softDelete, type TenantTable } from '../../shared/tenant-table.js';
+import { findRow, softDelete, updateRow, type TenantTable } from '../../shared/tenant-table.js';
 import { changedRow, newRow, rowColumns } from '../../shared/record-rows.js';
 import {
   findVersionedRow,
@@ -404,8 +404,11 @@ export async function createCheckedRecord<K extends ObjectType>(
   return written;
 }
 
-/** How many times a change is tried again when another write changed its record between its two statements. */
-const CHANGE_ATTEMPTS = 20;
+/** What changeRecord's caller gives: the new values from the row as it is (it may refuse them). */
+type ChangeOf = (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/** How many times a change is tried unlocked when another write changed its record between its two statements; then it locks. */
+const CHANGE_ATTEMPTS = 3;
 
 /**
  * An update or soft delete of a record that changes nothing else, in two round trips and no transaction:
@@ -421,7 +424,7 @@ export async function changeRecord<K extends ObjectType>(
   actor: Pick<Actor, 'companyId' | 'ifMatch'>,
   type: K,
   uuid: string,
-  change: (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>,
+  change: ChangeOf,
 ): Promise<RecordedObjects[K]> {
   const definition = definitionOf(type);
   const fromRow = definition.fromRow;
@@ -439,6 +442,25 @@ export async function changeRecord<K extends ObjectType>(
     const where = { companyId: actor.companyId, uuid, version };
     const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, randomTimeOrderedId);
     if (written) return after;
-    if (attempt >= CHANGE_ATTEMPTS) throw new Error(`The ${type} ${uuid} kept changing under ${CHANGE_ATTEMPTS} attempts to change it`);
+    if (attempt >= CHANGE_ATTEMPTS) return changeLocked(db, actor, type, uuid, change);
   }
+}
+
+/**
+ * changeRecord for a record that keeps changing under its unlocked read (many writers at once): the row
+ * locked, checked against If-Match, changed and recorded in one transaction, which always gets its turn.
+ */
+function changeLocked<K extends ObjectType>(
+  db: Db,
+  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
+  type: K,
+  uuid: string,
+  change: ChangeOf,
+): Promise<RecordedObjects[K]> {
+  const { table } = definitionOf(type);
+  return recordChanges(db, actor, async (changes) => {
+    const row = await changes.target(type, uuid);
+    await updateRow(changes.tx, table, actor.companyId, uuid, await change(row as never));
+    return changes.answer(type, uuid);
+  });
 }

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, sql, type SQL } from 'drizzle-orm';
 import { OUTSIDE_FEED } from '../../db/bookkeeping.js';
 import type { Db } from '../../db/client.js';
 import { events } from '../../db/schema/index.js';
@@ -13,6 +13,8 @@ export interface FeedFilters {
   types?: readonly string[];
   objectUuid?: string;
   limit: number;
+  /** The oldest creation time kept: older events are gone from the feed even before the purge deletes them. */
+  keptSince: Date;
 }
 
 /** A feed page: its events as one JSON array text and whether more follow. */
@@ -68,6 +70,7 @@ function feedConditions(filters: FeedFilters): SQL {
   return and(
     eq(events.companyId, sql.placeholder('companyId')),
     sql`${events.txid} < feed_horizon.horizon`,
+    sql`${events.createdAt} >= ${sql.placeholder('keptSince')}::timestamptz`,
     filters.types ? sql`${events.type} = any(${sql.placeholder('types')}::text[])` : undefined,
     filters.objectUuid ? eq(events.objectUuid, sql.placeholder('objectUuid')) : undefined,
   ) as SQL;
@@ -80,6 +83,7 @@ function feedParams(companyId: string, filters: FeedFilters) {
     companyId,
     types: filters.types ? [...filters.types] : undefined,
     objectUuid: filters.objectUuid,
+    keptSince: filters.keptSince.toISOString(),
     // One row more than the page tells whether more follow.
     limit: filters.limit + 1,
   };
@@ -194,12 +198,12 @@ export async function selectFeedPageAfter(
   return { afterCreatedAt: new Date(rows[0].after_created_at), ...toFeedPage(rows, filters.limit) };
 }
 
-/** One event of the company as its JSON text, or null. */
-export async function findEventJson(db: Db, companyId: string, uuid: string): Promise<string | null> {
+/** One event of the company kept since `keptSince`, as its JSON text, or null. */
+export async function findEventJson(db: Db, companyId: string, uuid: string, keptSince: Date): Promise<string | null> {
   const [row] = await db
     .select({ json: eventJson })
     .from(events)
-    .where(and(eq(events.companyId, companyId), eq(events.uuid, uuid)))
+    .where(and(eq(events.companyId, companyId), eq(events.uuid, uuid), gte(events.createdAt, keptSince)))
     .limit(1);
   return row?.json ?? null;
 }

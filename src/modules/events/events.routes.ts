@@ -54,6 +54,6 @@ export const eventRoutes: FastifyPluginAsync = async (parent) => {
         response: { 200: okSchema(EventResponse), ...errorResponses(404) },
       },
     },
-    async (request, reply) => sendJson(reply, okJson(await getEvent(db(), request.principal.companyId, request.params.uuid))),
+    async (request, reply) => sendJson(reply, okJson(await getEvent(db(), request.principal.companyId, request.params.uuid, app.deps.config.EVENT_RETENTION_DAYS))),
   );
 };

@@ -90,15 +90,15 @@ function newVisitValues(companyId: string, uuid: string, body: CreateVisitBody, 
   };
 }
 
-/** How many times a booking is tried again when its job, users or zone changed between its read and its write. */
-const BOOKING_ATTEMPTS = 20;
+/** How many times a booking is tried unlocked when its job, users or zone changed between its read and its write; then it locks the job. */
+const BOOKING_ATTEMPTS = 5;
 
 /**
  * A visit create. The usual one, which leaves its job as it is, is one statement (createCheckedRecord: the
  * visit, its holds under the exclusion constraint, its event and a keyed request's key) after what it needs
  * to know (the job, its default zone, the users), which an earlier booking may have kept (booking-inputs.ts):
  * the statement writes only if they are still as read, else the booking reads them afresh and starts over.
- * A visit that moves its job to Scheduled is written in a transaction with the job's change (createMovingJob).
+ * A visit that moves its job to Scheduled is written in a transaction with the job's change (createLockingJob).
  */
 async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<VisitResponse> {
   const uuid = newRecordId();
@@ -113,7 +113,7 @@ async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<Visi
       if (schedulesJob(body.status ?? 'Scheduled', inputs.job.status)) {
         // A kept status may be older than the job's move to Scheduled: only a fresh one sends the booking there.
         if (kept) continue;
-        return createMovingJob(db, actor, body, uuid, holds);
+        return createLockingJob(db, actor, body, uuid, holds);
       }
       const timeZone = body.time_zone ?? inputs.timeZone ?? DEFAULT_TIME_ZONE;
       const interval = requestedInterval(body, timeZone, { required: true })!;
@@ -124,13 +124,17 @@ async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<Visi
       const held = holdsUsers(row) ? holds.claim(companyId, { owner: { visitUuid: uuid }, users: heldUsers(userIds), ...interval, fresh: true }) : null;
       const guard = repository.bookingGuard(companyId, inputs, body.time_zone === undefined, inputs.users, held);
       if (await createCheckedRecord(db, actor, 'visit', row, record, guard)) return record;
-      if (attempt >= BOOKING_ATTEMPTS) throw new Error(`The job ${body.job_uuid} kept changing under ${BOOKING_ATTEMPTS} attempts to book a visit`);
+      if (attempt >= BOOKING_ATTEMPTS) return createLockingJob(db, actor, body, uuid, holds);
     }
   });
 }
 
-/** A visit that moves its job to Scheduled: the job locked, the visit, its holds, and both events, in one transaction. */
-function createMovingJob(db: Db, actor: Actor, body: CreateVisitBody, uuid: string, holds: HoldWriter): Promise<VisitResponse> {
+/**
+ * A visit written in one transaction with its job locked (the visit, its holds, its event, and the job's
+ * move to Scheduled with its event when the visit moves it): a visit that moves its job, or a booking whose
+ * job kept changing under its one-statement attempts.
+ */
+function createLockingJob(db: Db, actor: Actor, body: CreateVisitBody, uuid: string, holds: HoldWriter): Promise<VisitResponse> {
   const companyId = actor.companyId;
   return recordChanges(db, actor, async (changes) => {
     const { tx } = changes;

@@ -132,7 +132,13 @@ export async function retryDelivery(db: Db, actor: Actor, endpointUuid: string, 
   const { companyId } = actor;
   const delivery = await keyedWrite(actor, () =>
     db.transaction(async (tx) => {
-      if (!(await repository.findEndpoint(tx, companyId, endpointUuid))) throw notFound('Webhook endpoint');
+      const endpoint = await repository.findEndpoint(tx, companyId, endpointUuid);
+      if (!endpoint) throw notFound('Webhook endpoint');
+      // A disabled endpoint gets no attempts (DECISIONS §9.2): a retry would answer one that never comes.
+      if (!endpoint.enabled) {
+        if (!(await repository.findDelivery(tx, companyId, endpointUuid, deliveryUuid))) throw notFound('Delivery');
+        throw new AppError('validation_error', 'The webhook endpoint is disabled: enable it (enabled: true) before retrying its deliveries.');
+      }
       const row = await repository.scheduleRetryNow(tx, companyId, endpointUuid, deliveryUuid);
       if (!row) throw notFound('Delivery');
       const answer = toDeliveryResponse(row);
