@@ -712,7 +712,7 @@ export interface paths {
         get: operations["getInvoice"];
         /**
          * Update an invoice (PUT; partial)
-         * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         * @description Partial update: absent fields are unchanged, null clears a nullable field. job_uuid may move the invoice to another live job of its customer (one customer per document: 400 invalid_reference naming job_uuid otherwise); neither job's status moves. customer_uuid and estimate_uuid cannot change (400 read_only).
          *
          *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
@@ -729,7 +729,7 @@ export interface paths {
         head?: never;
         /**
          * Update an invoice (PATCH; partial)
-         * @description Partial update: absent fields are unchanged, null clears a nullable field.
+         * @description Partial update: absent fields are unchanged, null clears a nullable field. job_uuid may move the invoice to another live job of its customer (one customer per document: 400 invalid_reference naming job_uuid otherwise); neither job's status moves. customer_uuid and estimate_uuid cannot change (400 read_only).
          *
          *     Scope: `invoices:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
@@ -1956,7 +1956,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
@@ -3871,14 +3871,32 @@ export interface components {
             first_name: string;
             last_name: string;
         };
-        /** @description Dry run: computes the amounts create would store; nothing is written. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
+        /** @description Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
         PreviewEstimateBody: {
             /**
              * Format: uuid
-             * @description A live template of the company.
+             * @description A live customer of the company, the customer of job_uuid when it is given; cannot change later (read_only).
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            customer_uuid?: string;
+            /**
+             * Format: uuid
+             * @description A live template of the company; its name and pricing_type are copied. Cannot change later.
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             template_uuid: string;
+            /**
+             * Format: uuid
+             * @description A live job of the company, and one of the estimate's customer (one customer per document): 400 invalid_reference otherwise, naming customer_uuid on create and job_uuid on update.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            job_uuid?: string | null;
+            /**
+             * Format: uuid
+             * @description A live location of the company.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
             /** @description good, better or best. Required for a tiered template; a flat template has no tiers, so it must be absent or null (400 otherwise). */
             selected_tier?: components["schemas"]["Tier"] | null;
             /**
@@ -3911,21 +3929,60 @@ export interface components {
                  */
                 tax_amount?: number;
             } | null;
+            /**
+             * @description What will be done; searchable.
+             * @example Replace condenser fan motor
+             */
+            service_description?: string | null;
+            /** @description Staff-only notes. */
+            internal_notes?: string | null;
+            /** @description Customer-facing notes. */
+            customer_notes?: string | null;
+            /**
+             * Format: date-time
+             * @description When the offer lapses (ISO 8601 with Z or an offset).
+             * @example 2026-11-22T14:05:09.123Z
+             */
+            expires_at?: string | null;
         };
-        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create. */
+        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create: the create body is accepted as it is, every field optional. Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored. */
         PreviewInvoiceBody: {
             /**
              * Format: uuid
-             * @description A live job of the company; its amounts are used without line_items and subtotal.
+             * @description A live job of the company; it moves to Invoiced.
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
             job_uuid?: string;
             /**
              * Format: uuid
-             * @description A live estimate of the company; preferred over the job as the amount source.
+             * @description A live customer of the company: the customer of job_uuid, and of estimate_uuid when it is given (one customer per document; 400 invalid_reference otherwise).
              * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
              */
-            estimate_uuid?: string;
+            customer_uuid?: string;
+            /**
+             * Format: uuid
+             * @description A live estimate of the company; without line_items and subtotal its base + addons and tax are billed.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            estimate_uuid?: string | null;
+            /**
+             * Format: uuid
+             * @description A live location of the company; its timezone decides "today".
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            location_uuid?: string | null;
+            /**
+             * Format: date
+             * @description Default today in the timezone of the location, else the primary location, else America/New_York.
+             * @example 2026-12-01
+             */
+            issue_date?: string;
+            /**
+             * Format: date
+             * @description Required. Past it, a Pending invoice with a balance reads as Overdue.
+             * @example 2026-12-01
+             */
+            due_date?: string;
             /**
              * @description Full, Partial or Progress; default Full. A Progress invoice bills progress_percentage of subtotal and of tax.
              * @example Full
@@ -3936,7 +3993,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
@@ -3953,6 +4010,24 @@ export interface components {
              * @example 10
              */
             discount_amount?: number;
+            /**
+             * @description Customer-facing notes.
+             * @example Thank you for your business.
+             */
+            notes?: string | null;
+            /**
+             * @description Payment terms.
+             * @example Net 30
+             */
+            terms?: string | null;
+            /** @description Never shown to the customer. */
+            internal_notes?: string | null;
+            /**
+             * @description Pending (default) or Draft. A Pending invoice whose total is 0 is Paid at once.
+             * @example Pending
+             * @enum {string}
+             */
+            status?: "Pending" | "Draft";
         };
         /**
          * @description flat: one base_price. tiered: a good, better and best price to choose from.
@@ -4449,13 +4524,19 @@ export interface components {
              */
             expires_at?: string | null;
         };
-        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). customer_uuid, job_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent). */
+        /** @description Amount fields (line_items, subtotal, tax_amount, discount_amount, invoice_type, progress_percentage) re-price the invoice with the create arithmetic from its stored inputs, the sent fields replacing theirs (new line_items drop a subtotal or tax given for the old ones); payments stay, so the total may not fall below paid_amount (400). job_uuid may move the invoice to another job of its customer (one customer per document); customer_uuid and estimate_uuid are fixed once an invoice exists (400 read_only when sent). */
         UpdateInvoiceBody: {
             /**
              * @description Moves: Draft -> Pending (a zero balance makes it Paid); Draft or Pending -> Paid only when the balance is 0; Pending -> Draft only without completed payments. A Paid invoice returns to Pending only when its balance rises (refund or deleted payment). Overdue is derived and cannot be set. The status the invoice already shows is a no-op. Any other move: 400 invalid_status_transition.
              * @example Pending
              */
             status?: components["schemas"]["InvoiceStatus"];
+            /**
+             * Format: uuid
+             * @description Moves the invoice to another live job of the company, a job of the invoice's customer (one customer per document: 400 invalid_reference naming job_uuid otherwise). Cannot be null. Neither job's status moves and the amounts stay as billed; the invoice's own job_uuid is a no-op.
+             * @example 019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70
+             */
+            job_uuid?: string;
             /**
              * Format: date
              * @description YYYY-MM-DD.
@@ -4484,7 +4565,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
@@ -4925,24 +5006,9 @@ export interface components {
              */
             enabled?: boolean;
         };
-        UploadedPhoto: {
-            /** Format: uuid */
-            uuid: string;
-            photo_url: string;
-            photo_type: components["schemas"]["PhotoType"];
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            taken_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T14:05:09.123Z
-             */
-            created_at: string;
-        };
         UploadedPhotos: {
-            photos: components["schemas"]["UploadedPhoto"][];
+            /** @description The created photos, each as GET /jobs/{job_uuid}/photos/{photo_uuid} answers it, in upload order. */
+            photos: components["schemas"]["JobPhoto"][];
         };
         UploadedPhotosResponse: {
             /** @enum {boolean} */
@@ -5903,7 +5969,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -5943,7 +6009,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -6223,7 +6289,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -6507,7 +6573,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -6798,7 +6864,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -7006,7 +7072,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -7331,7 +7397,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -7660,7 +7726,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -7948,7 +8014,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -8305,7 +8371,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -8585,7 +8651,7 @@ export interface operations {
             query?: {
                 /** @description Also list a soft-deleted endpoint's deliveries. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -9032,7 +9098,7 @@ export interface operations {
             query?: {
                 /** @description Include revoked keys. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -9389,7 +9455,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
@@ -9688,7 +9754,7 @@ export interface operations {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
                 include_deleted?: boolean;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
                 limit?: number;
