@@ -33,6 +33,9 @@ const amountFields = {
   progress_percentage: progressPercentage.nullable().optional(),
   line_items: z
     .array(LineItemInput)
+    // Any number that fits in a body: 1 MiB holds fewer than 100,000 of the smallest item, so the body limit
+    // decides first; the bound is stated for clients and checkers.
+    .max(100_000, 'must have at most 100000 items')
     .nullable()
     .optional()
     .describe('Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes.'),
