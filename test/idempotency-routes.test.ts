@@ -223,6 +223,25 @@ describe('work that is one transaction: the key completes in it', () => {
       await expectNoKeyInProgress(company.companyId);
     });
 
+    it('a retry sent with another multipart boundary, as every form client does, is the same request', async () => {
+      const company = await makeCompany(ctx.database);
+      const job = await makeJob(ctx.app, company.key);
+      const first = await upload(company.key, job.uuid, 'photos-boundary');
+      expect(first.status).toBe(200);
+      const reform = await multipartBody([{ name: 'a.png', bytes: PNG_BYTES, type: 'image/png' }]);
+      expect(reform.contentType).not.toBe(form.contentType);
+      const again = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/v1/jobs/${job.uuid}/photos`,
+        headers: { authorization: `Bearer ${company.key}`, 'content-type': reform.contentType, ...keyed('photos-boundary') },
+        payload: reform.payload,
+      });
+      expect(again.statusCode).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.json()).toEqual(first.body);
+      expect(await photoTotal(company.key, job.uuid)).toBe(1);
+    });
+
     it('an upload cut mid-body leaves no key: its retry runs at once', async () => {
       const company = await makeCompany(ctx.database);
       const job = await makeJob(ctx.app, company.key);

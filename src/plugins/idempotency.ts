@@ -15,7 +15,10 @@ import { ok } from '../shared/envelope.js';
 
 interface IdempotencyState {
   key: string;
-  /** SHA-256 of the method, the URL and every body byte as it streams in, whoever reads it. */
+  /**
+   * SHA-256 of the method, the URL and the body: a parsed JSON body as canonical JSON (keys sorted, no
+   * spacing), a streamed one (multipart) byte by byte as it streams in, its boundary left out.
+   */
   hash: Hash;
   ended: boolean;
   /** The body is streamed by the handler (multipart): the key is checked once the handler has read it. */
@@ -74,10 +77,17 @@ function storedBody(request: FastifyRequest, payload: unknown): string {
   return JSON.stringify(parsed);
 }
 
-/** A first answer again, marked as a replay. */
-function markReplay(reply: FastifyReply, outcome: Replay): string {
+/**
+ * A first answer again, marked as a replay. A kept error names this request's id, as every error does
+ * (DECISIONS §1): the body's request_id is the x-request-id it is sent with.
+ */
+function markReplay(request: FastifyRequest, reply: FastifyReply, outcome: Replay): string {
   reply.header('idempotent-replayed', 'true').code(outcome.status).type('application/json; charset=utf-8');
-  return outcome.body;
+  if (outcome.status < 400 || !outcome.body.startsWith('{')) return outcome.body;
+  const answer = JSON.parse(outcome.body) as { error?: { request_id?: string } };
+  if (answer.error?.request_id === undefined) return outcome.body;
+  answer.error.request_id = request.id;
+  return JSON.stringify(answer);
 }
 
 /**
@@ -92,13 +102,14 @@ async function begin(
   undoStaged?: () => Promise<void>,
 ): Promise<boolean> {
   state.settled = true;
+  if (!state.streamed) state.hash.update(canonicalJson(request.body));
   const fingerprint = state.hash.digest('hex');
   const companyId = request.principal.companyId;
   const outcome = await lookupIdempotent(db, companyId, state.key, fingerprint);
   if (outcome.kind === 'replay') {
     // What the retry staged is gone before its answer is: the client never sees it leave anything behind.
     await undoStaged?.();
-    await reply.send(markReplay(reply, outcome));
+    await reply.send(markReplay(request, reply, outcome));
     return true;
   }
   request.keyedWrite = {
@@ -131,7 +142,7 @@ async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyR
   try {
     if (keyed.taken) {
       const replay = await replayOf(db, companyId, key, fingerprint);
-      return replay ? markReplay(reply, replay) : payload;
+      return replay ? markReplay(request, reply, replay) : payload;
     }
     const body = storedBody(request, payload);
     if (keyed.completed !== undefined) {
@@ -142,7 +153,7 @@ async function settleKeyedWrite(db: Db, request: FastifyRequest, reply: FastifyR
     }
     if (reply.statusCode >= 500) return payload;
     const replay = await keepAnswer(db, companyId, key, fingerprint, reply.statusCode, body);
-    return replay ? markReplay(reply, replay) : payload;
+    return replay ? markReplay(request, reply, replay) : payload;
   } catch (error) {
     // The work's outcome is decided: this only keeps (or fetches) an answer. A kept refusal that could not be
     // written lets the retry run again, which is harmless: nothing was written.
@@ -162,11 +173,61 @@ async function settleStreamed(db: Db, request: FastifyRequest, reply: FastifyRep
   return begin(db, request, reply, state, undoStaged);
 }
 
+/** JSON text of a parsed body with every object's keys sorted: one text for one value, however it was sent. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.keys(item).sort().map((key) => [key, (item as Record<string, unknown>)[key]]))
+      : item,
+  );
+}
+
+/** The boundary of a multipart Content-Type, or null. */
+function multipartBoundary(contentType: string): string | null {
+  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  return match ? (match[1] ?? match[2]) : null;
+}
+
+/**
+ * Hashes a stream with each occurrence of its multipart boundary replaced by one fixed mark. The last
+ * boundary length less one byte of each chunk waits for the next, so a boundary split between chunks is
+ * found too.
+ */
+export class BoundaryFreeHasher {
+  private readonly boundary: Buffer;
+  private carry = Buffer.alloc(0);
+
+  constructor(
+    private readonly hash: Hash,
+    boundary: string,
+  ) {
+    this.boundary = Buffer.from(boundary);
+  }
+
+  update(chunk: Buffer): void {
+    const data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    let start = 0;
+    for (let found = data.indexOf(this.boundary, start); found !== -1; found = data.indexOf(this.boundary, start)) {
+      this.hash.update(data.subarray(start, found)).update('\0boundary\0');
+      start = found + this.boundary.length;
+    }
+    const kept = Math.max(start, data.length - (this.boundary.length - 1));
+    this.hash.update(data.subarray(start, kept));
+    this.carry = Buffer.from(data.subarray(kept));
+  }
+
+  end(): void {
+    this.hash.update(this.carry);
+    this.carry = Buffer.alloc(0);
+  }
+}
+
 /**
  * POST requests with an Idempotency-Key header run once per company and key; retries get the first
  * response back (marked with the Idempotent-Replayed header). Runs after authentication and validation,
- * so refused requests are never kept. The fingerprint is a hash of the whole request body as it streams
- * in, for every content type: a retry with other bytes under the same key is refused.
+ * so refused requests are never kept. The fingerprint is a hash of the method, the URL and the body (see
+ * IdempotencyState): a retry with another body under the same key is refused.
  */
 export const idempotencyPlugin = fp<{ db: Db }>(
   async (app, { db }) => {
@@ -185,10 +246,16 @@ export const idempotencyPlugin = fp<{ db: Db }>(
         settled: false,
       };
       request.idempotency = state;
-      // A listener beside the body's reader sees every chunk it reads; paused so that nothing flows before
-      // the reader (fastify's body parser, or the handler's multipart parser) starts it.
-      payload.on('data', (chunk: Buffer) => state.hash.update(chunk));
+      // A parsed body is fingerprinted as it was parsed (begin), so the same fields in another order or spacing
+      // are the same request.
+      if (!state.streamed) return payload;
+      // A listener beside the handler's multipart parser sees every chunk it reads; paused so that nothing
+      // flows before the parser starts it. The boundary, which a client picks anew for each send, is left out.
+      const boundary = multipartBoundary(request.headers['content-type'] ?? '');
+      const hasher = boundary ? new BoundaryFreeHasher(state.hash, boundary) : null;
+      payload.on('data', (chunk: Buffer) => (hasher ? hasher.update(chunk) : state.hash.update(chunk)));
       payload.once('end', () => {
+        hasher?.end();
         state.ended = true;
       });
       payload.pause();
