@@ -34,6 +34,9 @@ import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
 import { documentRendererPlugin } from './modules/documents/document-renderer.plugin.js';
 
+/** A client's request id the API echoes: what HAProxy's frontend keeps too (deploy/haproxy.cfg). */
+export const CLIENT_REQUEST_ID = /^[^"\\\x00-\x1f\x7f]{1,255}$/;
+
 export interface AppDeps {
   config: Config;
   database: Database;
@@ -70,11 +73,12 @@ export async function buildApp(deps: AppDeps) {
   const { config, database } = deps;
   const app = Fastify({
     logger: deps.logger ?? loggerOptions(config),
-    // A client's x-request-id is kept when it is a sane token; otherwise the server makes one.
+    // A client's x-request-id is echoed (DECISIONS §1) when it is 1-255 characters without a quote, a backslash
+    // or a control character (it is written into JSON bodies and headers as it is); otherwise the server makes one.
     requestIdHeader: false,
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
-      return typeof sent === 'string' && /^[\w.:\-]{1,128}$/.test(sent) ? sent : randomTimeOrderedId();
+      return typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : randomTimeOrderedId();
     },
     logController: new LogController({ disableRequestLogging: true }),
     // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).

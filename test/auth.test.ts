@@ -361,6 +361,19 @@ describe('request ids', () => {
     const refused = await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: { 'x-request-id': 'client-req-43' } });
     expect(refused.status).toBe(401);
     expect(refused.headers['x-request-id']).toBe('client-req-43');
+    expect(refused.body.error.request_id).toBe('client-req-43');
+    // Trace ids of other shapes too: slashes, plus and equals signs (base64), spaces, up to 255 characters.
+    for (const sent of ['abc/123', 'dGVzdA+/=', 'has space', `{${'a'.repeat(253)}}`]) {
+      const echoed = await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: { 'x-request-id': sent } });
+      expect(echoed.headers['x-request-id']).toBe(sent);
+      expect(echoed.body.error.request_id).toBe(sent);
+    }
+    // One that could not be written into a JSON body or a header as it is gets the server's own.
+    for (const sent of ['say "hi"', 'back\\slash', 'x'.repeat(256)]) {
+      const replaced = await call(ctx.app, 'GET', '/api/v1/companies/me', { headers: { 'x-request-id': sent } });
+      expect(replaced.headers['x-request-id']).not.toBe(sent);
+      expect(replaced.body.error.request_id).toBe(replaced.headers['x-request-id']);
+    }
   });
 });
 

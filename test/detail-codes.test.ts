@@ -123,8 +123,8 @@ describe('the messages of DECISIONS.md §1', () => {
     ]);
   });
 
-  it('a NUL character in any text of a body is 400 naming the field', async () => {
-    const message = 'must not contain the NUL character (\\u0000)';
+  it('a NUL character or a lone surrogate in any text of a body is 400 naming the field', async () => {
+    const message = 'must be text without NUL characters (\\u0000) or lone surrogates (\\ud800-\\udfff)';
     const customer = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'a\u0000b', last_name: 'Ok' } });
     expect(customer.status).toBe(400);
     expect(customer.body.error.details).toEqual([{ field: 'first_name', code: 'invalid_format', message }]);
@@ -134,6 +134,18 @@ describe('the messages of DECISIONS.md §1', () => {
     });
     expect(preview.status).toBe(400);
     expect(preview.body.error.details).toEqual([{ field: 'line_items[1].description', code: 'invalid_format', message }]);
+    const lone = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'x\ud800y', last_name: 'Ok\udc00' } });
+    expect(lone.status).toBe(400);
+    expect(lone.body.error.details).toEqual([
+      { field: 'first_name', code: 'invalid_format', message },
+      { field: 'last_name', code: 'invalid_format', message },
+    ]);
+    // A whole pair, escaped or not, is a character like any other.
+    const emoji = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: '\ud83d\ude00', last_name: 'Ok' } });
+    expect(emoji.status).toBe(200);
+    expect(emoji.body.data.first_name).toBe('😀');
+    const got = await call(app, 'GET', `/api/v1/customers/${emoji.body.data.uuid}`, { key });
+    expect(got.headers.etag).toBe(emoji.headers.etag);
     // The escaped backslash followed by u0000 is ordinary text.
     const text = await call(app, 'POST', '/api/v1/customers', { key, body: { first_name: 'a\\u0000b', last_name: 'Ok' } });
     expect(text.status).toBe(200);

@@ -297,6 +297,15 @@ describe('query strings', () => {
     expect(fields(response)).toEqual([field]);
   });
 
+  it('a number out of bounds is out_of_range whichever side it falls (limit=-1 as limit=101)', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const query of ['limit=-1', 'limit=0', 'limit=101', 'page=-1', 'page=0']) {
+      const response = await call(ctx.app, 'GET', `/api/v1/customers?${query}`, { key });
+      expect(response.body.error.details.map((detail: { code: string }) => detail.code), query).toEqual(['out_of_range']);
+    }
+    expect((await call(ctx.app, 'GET', '/api/v1/customers?limit=-1.5', { key })).body.error.details[0].code).toBe('invalid_type');
+  });
+
   it('accepts the bounds and the boolean spellings', async () => {
     const { key } = await makeCompany(ctx.database);
     for (const query of ['limit=1', 'limit=100', 'page=1', 'include_deleted=true', 'include_deleted=false', 'include_deleted=1', 'include_deleted=0']) {

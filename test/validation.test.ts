@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DETAIL_CODES, type DetailCode } from '../src/errors.js';
 import { detail, detailsOf, parseInput } from '../src/shared/validation.js';
-import { calendarDate, jsonObject, moneyInput, requiredText, timezoneName, uuidString } from '../src/shared/formats.js';
+import { calendarDate, jsonObject, moneyInput, requiredText, timestampInput, timezoneName, uuidString } from '../src/shared/formats.js';
 import { commaSeparatedEnum } from '../src/shared/list-query.js';
 
 /** The details a schema gives for a value, through the one mapping every request part uses. */
@@ -106,5 +106,32 @@ describe('the one mapping from zod issues to detail codes', () => {
     expect(detailsFor(nested, { items: [{ qty: 1 }, { qty: 'x' }] })).toEqual([
       { field: 'items[1].qty', code: 'invalid_type', message: 'must be a number' },
     ]);
+  });
+});
+
+describe('timestamps (DECISIONS §4: ISO 8601 with Z or an offset)', () => {
+  it("takes ISO 8601's extended forms: without seconds, offsets of +HH and +HHMM, a lower-case t or z", () => {
+    const cases: Array<[string, string]> = [
+      ['2027-09-01T09:00:00Z', '2027-09-01T09:00:00.000Z'],
+      ['2027-09-01T09:00-05:00', '2027-09-01T14:00:00.000Z'],
+      ['2027-09-01T09:00Z', '2027-09-01T09:00:00.000Z'],
+      ['2027-09-01T14:00:00+05', '2027-09-01T09:00:00.000Z'],
+      ['2027-09-01T14:00:00+0530', '2027-09-01T08:30:00.000Z'],
+      ['2027-09-01T14:00:00.25+05:30', '2027-09-01T08:30:00.250Z'],
+      ['2027-09-01t09:00:00z', '2027-09-01T09:00:00.000Z'],
+    ];
+    for (const [text, instant] of cases) {
+      const parsed = parseInput(timestampInput, text);
+      expect(parsed.success, text).toBe(true);
+      if (parsed.success) expect((parsed.data as Date).toISOString(), text).toBe(instant);
+    }
+  });
+
+  it('refuses a timestamp without an offset, other separators and impossible values, as one invalid_format', () => {
+    for (const text of ['2027-09-01T09:00:00', '2027-09-01 09:00:00Z', '2027-09-01T25:00Z', '2027-13-01T09:00Z', '2027-09-01T09:00:00+5', '2027-09-01T09Z', 'tomorrow']) {
+      const result = parseInput(timestampInput, text);
+      expect(result.success, text).toBe(false);
+      if (!result.success) expect(detailsOf(result.issues, 'at').map((item) => item.code), text).toEqual(['invalid_format']);
+    }
   });
 });

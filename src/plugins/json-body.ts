@@ -4,8 +4,15 @@ import { validationError, type ErrorDetail } from '../errors.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { misroutedLiteral } from './errors.js';
 
-/** Requests whose JSON text escapes a NUL character (`\\u0000`), which PostgreSQL's text cannot hold. */
-const withNul = new WeakSet<FastifyRequest>();
+/**
+ * Requests whose JSON text escapes a NUL character (`\\u0000`) or a UTF-16 surrogate (`\\ud800`): text
+ * PostgreSQL cannot hold, or that may be half of a character (a lone surrogate, stored as U+FFFD), so that
+ * what was stored would differ from what was answered.
+ */
+const withSuspectEscapes = new WeakSet<FastifyRequest>();
+const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+/** Text no stored string can hold as sent: a NUL character, or half of a surrogate pair. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
@@ -25,7 +32,7 @@ export const jsonParserPlugin = fp(
         return;
       }
       // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
-      if ((body as string).includes('\\u0000')) withNul.add(request);
+      if (SUSPECT_ESCAPE.test(body as string)) withSuspectEscapes.add(request);
       parse(request, body as string, done);
     });
   },
@@ -50,7 +57,7 @@ export const jsonBodyPlugin = fp(
       if (body === undefined || request.is404 || misroutedLiteral(request)) return done();
       try {
         checkBody(request.headers['content-type'] ?? '', body);
-        if (withNul.has(request)) refuseNul(body);
+        if (withSuspectEscapes.has(request)) refuseUnstorable(body);
         if (request.routeOptions.schema?.body === undefined) refuseFields(body as Record<string, unknown>);
       } catch (error) {
         return done(error as Error);
@@ -86,17 +93,18 @@ function refuseFields(body: Record<string, unknown>): void {
   );
 }
 
-/** The 400 naming each field whose text (or name) holds a NUL character, which no stored text can hold. */
-function refuseNul(body: unknown): void {
+/** The 400 naming each field whose text (or name) holds a NUL character or a lone surrogate (see UNSTORABLE). */
+function refuseUnstorable(body: unknown): void {
   const details: ErrorDetail[] = [];
+  const message = 'must be text without NUL characters (\\u0000) or lone surrogates (\\ud800-\\udfff)';
   const walk = (value: unknown, path: PropertyKey[]): void => {
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) details.push({ field: fieldOfPath(path) || 'body', code: 'invalid_format', message: 'must not contain the NUL character (\\u0000)' });
+      if (UNSTORABLE.test(value)) details.push({ field: fieldOfPath(path) || 'body', code: 'invalid_format', message });
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => walk(item, [...path, index]));
     } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
-        if (key.includes('\u0000')) details.push({ field: fieldOfPath([...path, key.replaceAll('\u0000', '\\u0000')]), code: 'invalid_format', message: 'must not contain the NUL character (\\u0000)' });
+        if (UNSTORABLE.test(key)) details.push({ field: fieldOfPath([...path, JSON.stringify(key).slice(1, -1)]), code: 'invalid_format', message });
         else walk(item, [...path, key]);
       }
     }

@@ -17,7 +17,7 @@ const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 const HEADERS: Record<string, Json> = {
   XRequestId: {
-    description: 'The request id: the client\'s `x-request-id` when it sent a sane one, else one made by the server.',
+    description: 'The request id: the client\'s `x-request-id` when it sent one of 1-255 printable ASCII characters without a quote or a backslash, else one made by the server.',
     schema: { type: 'string', maxLength: 128, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
   },
   XUsageCount: {
@@ -323,7 +323,8 @@ function addParameter(operation: Json, name: string): void {
 
 /**
  * ETags (DECISIONS.md §9.4): operations that answer one record (marked by the etag plugin) document the ETag
- * header, item GETs If-None-Match and 304; PUT, PATCH and DELETE of an item If-Match and 412.
+ * header, item GETs If-None-Match and 304; PUT, PATCH and DELETE of an item (and of the numbering settings)
+ * If-Match and 412.
  */
 function documentConditionalRequests(path: string, method: string, operation: Json): void {
   const responses = (operation.responses ?? {}) as Record<string, Json>;
@@ -339,7 +340,9 @@ function documentConditionalRequests(path: string, method: string, operation: Js
       };
     }
   }
-  if (/\}$/.test(path) && (method === 'put' || method === 'patch' || method === 'delete')) {
+  // Items, and the numbering settings: one record written in place, its GET's ETag its If-Match.
+  const conditional = /\}$/.test(path) || path.endsWith('/numbering');
+  if (conditional && (method === 'put' || method === 'patch' || method === 'delete')) {
     addParameter(operation, 'IfMatch');
     responses['412'] = {
       description: ERROR_DESCRIPTIONS[412],

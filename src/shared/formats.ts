@@ -37,7 +37,7 @@ export const zipCode = patterned(/^\d{5}(?:-?\d{4})?$/, 10, 'must be 12345, 1234
 
 export const phoneNumber = patterned(/^\d{3}-\d{3}-\d{4}$/, 12, 'must be xxx-xxx-xxxx').meta({ example: '512-555-0142' });
 
-export const emailAddress = z.email('must be an email address').max(254).meta({ example: 'ops@example.com' });
+export const emailAddress = z.email('must be an email address').max(254, 'must be at most 254 characters').meta({ example: 'ops@example.com' });
 
 export const calendarDate = patterned(/^\d{4}-\d{2}-\d{2}$/, 10, 'must be a YYYY-MM-DD date')
   .refine((value) => {
@@ -49,10 +49,24 @@ export const calendarDate = patterned(/^\d{4}-\d{2}-\d{2}$/, 10, 'must be a YYYY
 
 export const timeOfDay = patterned(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 5, 'must be HH:MM between 00:00 and 23:59').meta({ example: '09:30' });
 
-/** ISO 8601 timestamp with Z or an offset; parsed to a Date. */
+/**
+ * ISO 8601's extended forms that RFC 3339 leaves out (no seconds, an offset of +HH or +HHMM), written the
+ * RFC 3339 way; any other text is left as it is, for the check to refuse.
+ */
+const ISO_EXTENDED = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
+export function rfc3339Form(value: string): string {
+  const match = ISO_EXTENDED.exec(value);
+  if (!match) return value;
+  const [, date, minutes, seconds = ':00', offset] = match;
+  const zone = /^[Zz]$/.test(offset) ? 'Z' : offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
+  return `${date}T${minutes}${seconds}${zone}`;
+}
+
+/** ISO 8601 timestamp with Z or an offset (seconds and the offset's minutes may be left out); parsed to a Date. */
 export const timestampInput = z
   .string()
   .max(64, 'must be an ISO 8601 timestamp with Z or an offset')
+  .transform(rfc3339Form)
   .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp with Z or an offset' }))
   .transform((value) => new Date(value))
   .refine((date) => {
@@ -246,9 +260,9 @@ export const queryBoolean = z
 
 
 /**
- * A query-string number as plain digits or not at all (DECISIONS §5: anything else 400): digits become the
- * number `schema` checks; any other text ("0x10", "1e1", " 10", "+10", "10.0") becomes NaN, refused as not
+ * A query-string number as plain digits or not at all (DECISIONS §5: anything else 400): digits, with a
+ * minus sign or not, become the number `schema` checks (so -1 is out of range, not a wrong type); any other text ("0x10", "1e1", " 10", "+10", "10.0") becomes NaN, refused as not
  * a number; an empty value stays empty. Absent stays absent (required, or the schema's default).
  */
 export const plainDigits = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (typeof value === 'string' && value !== '' ? (/^[0-9]+$/.test(value) ? Number(value) : Number.NaN) : value), schema);
+  z.preprocess((value) => (typeof value === 'string' && value !== '' ? (/^-?[0-9]+$/.test(value) ? Number(value) : Number.NaN) : value), schema);
