@@ -6,6 +6,7 @@ import { authPlugin } from './plugins/auth.js';
 import { etagPlugin } from './plugins/etag.js';
 import { idempotencyPlugin } from './plugins/idempotency.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { sendNoRoute } from './plugins/errors.js';
 import { companyRoutes } from './modules/companies/companies.routes.js';
 import { customerRoutes } from './modules/customers/customers.routes.js';
 import { locationRoutes } from './modules/locations/locations.routes.js';
@@ -60,6 +61,9 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
       },
     });
   }
+  // An unknown path or method inside /api/v1 needs a key too, and counts against its rate: 401, the 403s and 429
+  // before 404 or 405 (DECISIONS.md §1's order of checks).
+  app.setNotFoundHandler(config.RATE_LIMIT_PER_MINUTE > 0 ? { preHandler: app.rateLimit() } : {}, sendNoRoute);
 
   await app.register(jsonBodyPlugin);
   await app.register(idempotencyPlugin, { db: database.db });

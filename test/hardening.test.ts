@@ -101,6 +101,27 @@ describe('IP allow-lists in IPv4-mapped IPv6 form', () => {
   });
 });
 
+describe('the per-key rate limit', () => {
+  it('answers 429 before 404 and 405 (DECISIONS §1: 429, then validation and lookups)', async () => {
+    const limited = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    try {
+      const company = await makeCompany(limited.database);
+      const send = (method: 'GET' | 'DELETE', url: string) =>
+        limited.app.inject({ method, url, headers: { authorization: `Bearer ${company.key}` } });
+      expect((await send('GET', '/api/v1/nowhere')).statusCode).toBe(404);
+      expect((await send('DELETE', '/api/v1/customers')).statusCode).toBe(405);
+      for (const [method, url] of [['GET', '/api/v1/nowhere'], ['DELETE', '/api/v1/customers'], ['GET', me]] as const) {
+        const refused = await send(method, url);
+        expect(refused.statusCode, `${method} ${url}`).toBe(429);
+        expect(refused.json().error.code).toBe('rate_limited');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('unauthenticated traffic', () => {
   it('refuses an IP with 429 before any key lookup once it failed too often, but not a known valid key', async () => {
     const limited = await buildTestApp({ env: { UNAUTHENTICATED_RATE_LIMIT_PER_MINUTE: '3', AUTH_CACHE_TTL_MS: '2000' } });

@@ -58,6 +58,36 @@ describe('GET /numbering', () => {
   });
 });
 
+describe('ETags of the numbering settings (DECISIONS §9.4)', () => {
+  it('GET has a strong ETag and answers 304 to it; a document taking a number changes it', async () => {
+    const { company, createEstimate } = await estimatingCompany();
+    const first = await getNumbering(company.key);
+    const etag = first.headers.etag as string;
+    expect(etag).toMatch(/^"[^"]+"$/);
+    const unchanged = await call(ctx.app, 'GET', '/api/v1/numbering', { key: company.key, headers: { 'if-none-match': etag } });
+    expect(unchanged.status).toBe(304);
+    await createEstimate();
+    expect((await getNumbering(company.key)).headers.etag).not.toBe(etag);
+  });
+
+  it('PUT with If-Match applies only while the settings are those of the tag: a stale tag is 412 and changes nothing', async () => {
+    const company = await makeCompany(ctx.database);
+    const before = await getNumbering(company.key);
+    const etag = before.headers.etag as string;
+    const applied = await call(ctx.app, 'PUT', '/api/v1/numbering', { key: company.key, body: { invoice: { prefix: 'A-' } }, headers: { 'if-match': etag } });
+    expect(applied.status).toBe(200);
+    const stale = await call(ctx.app, 'PUT', '/api/v1/numbering', { key: company.key, body: { invoice: { prefix: 'B-' } }, headers: { 'if-match': etag } });
+    expect(stale.status).toBe(412);
+    expect(stale.body.error.code).toBe('precondition_failed');
+    const after = await getNumbering(company.key);
+    expect(after.body.data.invoice.prefix).toBe('A-');
+    const star = await call(ctx.app, 'PUT', '/api/v1/numbering', { key: company.key, body: { invoice: { prefix: 'C-' } }, headers: { 'if-match': '*' } });
+    expect(star.status).toBe(200);
+    const current = await call(ctx.app, 'PUT', '/api/v1/numbering', { key: company.key, body: {}, headers: { 'if-match': (await getNumbering(company.key)).headers.etag as string } });
+    expect(current.status).toBe(200);
+  });
+});
+
 describe('PUT /numbering: prefix and padding', () => {
   it('changes only the supplied fields of the supplied kind', async () => {
     const { company, createEstimate } = await estimatingCompany();

@@ -820,7 +820,7 @@ export interface paths {
         get: operations["getNumbering"];
         /**
          * Change numbering settings
-         * @description Every field is optional; only supplied fields change. Defaults: INV- / EST-, padding 4, next number 1. override_next_number is used by the next document only, then numbering continues at max(next_number, override + 1). Numbers are never reused: an override equal to a number already used (deleted documents included) is 400.
+         * @description Every field is optional; only supplied fields change. Defaults: INV- / EST-, padding 4, next number 1. override_next_number is used by the next document only, then numbering continues at max(next_number, override + 1). Numbers are never reused: an override equal to a number already used (deleted documents included) is 400. With If-Match (the ETag of GET /numbering), the change applies only while the settings are still those (412 otherwise).
          *
          *     Scope: `numbering:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
@@ -5472,7 +5472,7 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description The request id: the client's `x-request-id` when it sent a sane one, else one made by the server. */
+        /** @description The request id: the client's `x-request-id` when it sent one of 1-255 printable ASCII characters without a quote or a backslash, else one made by the server. */
         XRequestId: string;
         /** @description Requests of the company this calendar month (UTC), this one included. */
         XUsageCount: number;
@@ -8298,7 +8298,10 @@ export interface operations {
     getNumbering: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8314,11 +8317,27 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["NumberingResponse"];
                 };
+            };
+            /** @description Not Modified: If-None-Match names the current ETag; no body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Usage-Count": components["headers"]["XUsageCount"];
+                    "X-Usage-Limit": components["headers"]["XUsageLimit"];
+                    "X-Usage-Resets": components["headers"]["XUsageResets"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -8331,7 +8350,10 @@ export interface operations {
     updateNumbering: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write conditional: one or more ETags (comma-separated, quoted) or `*`. When none is the record's current ETag (strong comparison: a W/ tag never matches) the answer is 412 `precondition_failed` and nothing changes. Of two concurrent writes with the same If-Match exactly one succeeds. Without it the write is unconditional. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8360,6 +8382,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

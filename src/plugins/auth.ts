@@ -11,7 +11,6 @@ import { ensureSandbox } from '../modules/companies/sandbox.service.js';
 import type { Addon, Principal } from '../auth/principal.js';
 import { scopeAllows } from '../auth/scopes.js';
 import { SCOPE_OPERATION_MARK } from '../shared/openapi.js';
-import { sendNoRoute } from './errors.js';
 
 
 declare module 'fastify' {
@@ -257,8 +256,6 @@ export const authPlugin = fp<AuthOptions>(
       request.principal = principal;
     });
 
-    // An unknown path inside the authenticated scope needs a key too: 401 before 404 or 405 (DECISIONS.md §1).
-    app.setNotFoundHandler(sendNoRoute);
   },
   { name: 'auth', encapsulate: false },
 );

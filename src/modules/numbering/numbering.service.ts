@@ -1,4 +1,6 @@
 import type { Db } from '../../db/client.js';
+import type { Actor } from '../../auth/principal.js';
+import { assertIfMatch } from '../../shared/etag.js';
 import { invalidField } from '../../errors.js';
 import * as repository from './numbering.repository.js';
 import type { NumberKind } from './numbering.repository.js';
@@ -62,8 +64,18 @@ async function applyKind(tx: Db, companyId: string, kind: 'invoice' | 'estimate'
   if (Object.keys(values).length > 0) await repository.writeCounter(tx, companyId, kind, values);
 }
 
-export async function updateNumbering(db: Db, companyId: string, body: UpdateNumberingBody): Promise<void> {
+/**
+ * Applies the settings sent; with If-Match, only while the settings are still those of that ETag (GET
+ * /numbering's): both counters are locked and the settings read and compared first (412 otherwise).
+ */
+export async function updateNumbering(db: Db, actor: Pick<Actor, 'companyId' | 'ifMatch'>, body: UpdateNumberingBody): Promise<void> {
+  const { companyId } = actor;
   await db.transaction(async (tx) => {
+    if (actor.ifMatch !== undefined) {
+      await repository.lockCounter(tx, companyId, 'invoice');
+      await repository.lockCounter(tx, companyId, 'estimate');
+      assertIfMatch(actor.ifMatch, await getNumbering(tx, companyId));
+    }
     if (body.invoice) await applyKind(tx, companyId, 'invoice', body.invoice);
     if (body.estimate) await applyKind(tx, companyId, 'estimate', body.estimate);
   });
