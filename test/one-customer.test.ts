@@ -3,6 +3,7 @@ import { buildTestApp, call } from './helpers/app.js';
 import { createVia, makeCompany, makeCustomer } from './helpers/factories.js';
 import { makeJob } from './helpers/jobs-factories.js';
 import { flatTemplate, makeTemplate } from './helpers/estimates-factories.js';
+import { changedWhileRequestWaits } from './helpers/row-lock.js';
 
 /** One customer per document (DECISIONS.md §8): an estimate or invoice bills the customer of its job and estimate. */
 const ctx = await buildTestApp();
@@ -160,5 +161,30 @@ describe('PATCH /jobs/{uuid}', () => {
     const moved = await call(app, 'PATCH', `/api/v1/jobs/${bare.uuid}`, { key, body: { customer_uuid: lee.uuid } });
     expect(moved.status).toBe(200);
     expect(moved.body.data.customer_uuid).toBe(lee.uuid);
+  });
+});
+
+describe.runIf(Boolean(ctx.databaseUrl))('an estimate naming a job whose customer is changing (PostgreSQL)', () => {
+  it('waits for the change and then refuses the job, on create and on update', async () => {
+    const { key, dana, lee, danasJob, template } = await twoCustomers();
+    // The job is locked by another transaction that gives it to Lee and commits: the estimate waits on the
+    // job's row and then finds the new customer.
+    const created = await changedWhileRequestWaits(
+      ctx.databaseUrl!,
+      { table: 'jobs', uuid: danasJob.uuid, change: `update jobs set customer_uuid = '${lee.uuid}' where uuid = $1` },
+      () => call(app, 'POST', '/api/v1/estimates', { key, body: { customer_uuid: dana.uuid, template_uuid: template.uuid, job_uuid: danasJob.uuid } }),
+    );
+    expectWrongReference(created, 'customer_uuid', 'must be the customer of the job (job_uuid)');
+
+    const danasOtherJob = await makeJob(app, key, { customer_uuid: dana.uuid, title: "Dana's other job" });
+    const estimate = await createVia(app, key, '/estimates', { customer_uuid: dana.uuid, template_uuid: template.uuid });
+    const updated = await changedWhileRequestWaits(
+      ctx.databaseUrl!,
+      { table: 'jobs', uuid: danasOtherJob.uuid, change: `update jobs set customer_uuid = '${lee.uuid}' where uuid = $1` },
+      () => call(app, 'PATCH', `/api/v1/estimates/${estimate.uuid}`, { key, body: { job_uuid: danasOtherJob.uuid } }),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(400);
+    expect(updated.body.error.details[0]).toMatchObject({ field: 'job_uuid', code: 'invalid_reference' });
+    expect((await call(app, 'GET', `/api/v1/estimates/${estimate.uuid}`, { key })).body.data.job_uuid).toBeNull();
   });
 });

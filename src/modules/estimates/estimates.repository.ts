@@ -69,16 +69,6 @@ export function listEstimates(db: Db, companyId: string, query: ListEstimatesQue
   );
 }
 
-/** The customer of a live job of the company; null when the job is missing, deleted or another company's. */
-export function findJobCustomer(db: Db, companyId: string, jobUuid: string): Promise<string | null> {
-  return db
-    .select({ customerUuid: jobs.customerUuid })
-    .from(jobs)
-    .where(byUuid(jobs, companyId, jobUuid, false))
-    .limit(1)
-    .then((rows) => rows[0]?.customerUuid ?? null);
-}
-
 export function insertEstimate(db: Db, values: EstimateInsert): Promise<EstimateRow> {
   return insertRow(db, estimates, values);
 }

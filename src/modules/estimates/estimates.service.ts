@@ -11,6 +11,7 @@ import { requireReference } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { requireOneCustomer } from '../customers/one-customer.js';
+import { lockJobCustomer } from '../jobs/jobs.repository.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import {
@@ -79,7 +80,8 @@ async function requireJobAndLocation(
   estimate: { customerUuid: string } | Pick<repository.EstimateRow, 'customerUuid' | 'jobUuid'>,
 ) {
   if (body.job_uuid) {
-    const jobCustomer = await repository.findJobCustomer(db, companyId, body.job_uuid);
+    // Share-locked: the job's customer cannot change until the estimate is written.
+    const jobCustomer = await lockJobCustomer(db, companyId, body.job_uuid);
     if (jobCustomer === null) throw missingReference('job_uuid');
     const existing = 'jobUuid' in estimate;
     if (!existing || body.job_uuid !== estimate.jobUuid) {

@@ -252,19 +252,6 @@ export async function findJobAmounts(db: Db, companyId: string, uuid: string) {
   return rows[0] ?? null;
 }
 
-/**
- * The customer of a live job of the company, the job row share-locked until the transaction ends: a job
- * update changing that customer waits for the invoice update that moves onto the job, then finds the invoice
- * (and one already under way is waited for, its new customer read). Null when it is not a live job of the company.
- */
-export async function lockJobCustomer(tx: Db, companyId: string, uuid: string): Promise<string | null> {
-  const statement = prepared(tx, 'invoice_job_customer_for_share', () =>
-    tx.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1).for('share', { of: jobs }),
-  );
-  const rows = (await statement.execute({ companyId, uuid })) as Array<{ customerUuid: string }>;
-  return rows[0]?.customerUuid ?? null;
-}
-
 export interface EstimateAmounts {
   uuid: string;
   customerUuid: string;
