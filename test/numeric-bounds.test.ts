@@ -220,7 +220,7 @@ describe('every documented numeric bound is enforced', { timeout: 300_000 }, () 
   });
 });
 
-describe('an invoice of any number of line items (SPEC: "any number of items")', () => {
+describe('an invoice of many line items (SPEC: "any number of items"; DECISIONS §11 bounds one request at 10,000)', () => {
   it('prices 2,500 lines to the cent, in the preview and the create alike', async () => {
     const company = await makeCompany(ctx.database);
     const customer = await makeCustomer(ctx.app, company.key);
@@ -238,5 +238,12 @@ describe('an invoice of any number of line items (SPEC: "any number of items")',
     expect(created.status, JSON.stringify(created.body).slice(0, 600)).toBe(200);
     expect(created.body.data).toMatchObject({ subtotal: 850, tax_amount: 75, total_amount: 925, balance_amount: 925 });
     expect(created.body.data.line_items).toHaveLength(2_500);
+    const tooMany = Array.from({ length: 10_001 }, () => ({ unit_price: 1 }));
+    const refused = await call(ctx.app, 'POST', '/api/v1/invoices/preview', { key: company.key, body: { line_items: tooMany } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ field: 'line_items', code: 'out_of_range', message: 'must have at most 10000 items' }]);
+    const most = await call(ctx.app, 'POST', '/api/v1/invoices/preview', { key: company.key, body: { line_items: tooMany.slice(1) } });
+    expect(most.status).toBe(200);
+    expect(most.body.data.preview.subtotal).toBe(10_000);
   });
 });

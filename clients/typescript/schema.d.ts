@@ -1956,7 +1956,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
@@ -3993,7 +3993,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
@@ -4565,7 +4565,7 @@ export interface components {
              * @example 33.3333
              */
             progress_percentage?: number | null;
-            /** @description Any number of items (the body is at most 1 MiB). When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
+            /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
              * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).

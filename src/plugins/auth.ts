@@ -12,7 +12,6 @@ import type { Addon, Principal } from '../auth/principal.js';
 import { scopeAllows } from '../auth/scopes.js';
 import { SCOPE_OPERATION_MARK } from '../shared/openapi.js';
 
-
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
@@ -255,7 +254,6 @@ export const authPlugin = fp<AuthOptions>(
       }
       request.principal = principal;
     });
-
   },
   { name: 'auth', encapsulate: false },
 );

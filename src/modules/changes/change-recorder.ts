@@ -404,9 +404,6 @@ export async function createCheckedRecord<K extends ObjectType>(
   return written;
 }
 
-/** What changeRecord's caller gives: the new values from the row as it is (it may refuse them). */
-type ChangeOf = (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>;
-
 /** How many times a change is tried unlocked when another write changed its record between its two statements; then it locks. */
 const CHANGE_ATTEMPTS = 3;
 
@@ -424,7 +421,7 @@ export async function changeRecord<K extends ObjectType>(
   actor: Pick<Actor, 'companyId' | 'ifMatch'>,
   type: K,
   uuid: string,
-  change: ChangeOf,
+  change: (row: never) => Record<string, unknown> | Promise<Record<string, unknown>>,
 ): Promise<RecordedObjects[K]> {
   const definition = definitionOf(type);
   const fromRow = definition.fromRow;
@@ -442,25 +439,14 @@ export async function changeRecord<K extends ObjectType>(
     const where = { companyId: actor.companyId, uuid, version };
     const written = await updateRecordWithEvent(db, getTableName(definition.table), rowColumns(definition.table, next), where, event, randomTimeOrderedId);
     if (written) return after;
-    if (attempt >= CHANGE_ATTEMPTS) return changeLocked(db, actor, type, uuid, change);
+    if (attempt >= CHANGE_ATTEMPTS) {
+      // The record keeps changing under the unlocked read (many writers at once): the row locked, checked
+      // against If-Match, changed and recorded in one transaction, which always gets its turn.
+      return recordChanges(db, actor, async (changes) => {
+        const locked = await changes.target(type, uuid);
+        await updateRow(changes.tx, definition.table, actor.companyId, uuid, await change(locked as never));
+        return changes.answer(type, uuid);
+      });
+    }
   }
-}
-
-/**
- * changeRecord for a record that keeps changing under its unlocked read (many writers at once): the row
- * locked, checked against If-Match, changed and recorded in one transaction, which always gets its turn.
- */
-function changeLocked<K extends ObjectType>(
-  db: Db,
-  actor: Pick<Actor, 'companyId' | 'ifMatch'>,
-  type: K,
-  uuid: string,
-  change: ChangeOf,
-): Promise<RecordedObjects[K]> {
-  const { table } = definitionOf(type);
-  return recordChanges(db, actor, async (changes) => {
-    const row = await changes.target(type, uuid);
-    await updateRow(changes.tx, table, actor.companyId, uuid, await change(row as never));
-    return changes.answer(type, uuid);
-  });
 }
