@@ -298,6 +298,8 @@ const samples: Sample[] = [
   { method: 'PATCH', path: '/api/v1/customers/{uuid}', status: 200, params: uuid(() => made.customer), body: { phone: '512-555-0103' } },
   { method: 'PATCH', path: '/api/v1/customers/{uuid}', status: 404, params: uuid(() => missing), body: { notes: 'x' } },
   { method: 'PUT', path: '/api/v1/customers/{uuid}', status: 413, params: uuid(() => made.customer), body: { notes: 'x'.repeat(ctx.config.BODY_LIMIT_BYTES) } },
+  // A DELETE takes no body, but one past the limit is refused before the route runs, as documented.
+  { method: 'DELETE', path: '/api/v1/customers/{uuid}', status: 413, params: uuid(() => made.customer), body: { notes: 'x'.repeat(ctx.config.BODY_LIMIT_BYTES) } },
   { method: 'DELETE', path: '/api/v1/customers/{uuid}', status: 200, params: uuid(() => made.customer) },
   { method: 'DELETE', path: '/api/v1/customers/{uuid}', status: 404, params: uuid(() => made.customer) },
 

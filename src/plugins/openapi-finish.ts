@@ -461,6 +461,11 @@ function optionalBody(operation: Json): void {
   body.required = false;
 }
 
+/** The responses with one more, in status order. */
+function withResponse(responses: Json, status: string, response: Json): Json {
+  return Object.fromEntries(Object.entries({ ...responses, [status]: response }).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 export function finishOpenApiDocument<T>(input: T): T {
   const document = input as unknown as Json;
   const components = (document.components ??= {}) as Json;
@@ -485,6 +490,11 @@ export function finishOpenApiDocument<T>(input: T): T {
         if (!parameters.some((parameter) => parameter.name === 'Idempotency-Key')) {
           operation.parameters = [...parameters, { $ref: '#/components/parameters/IdempotencyKey' }];
         }
+      }
+      // Any request but a GET may carry a body, and one past the limit is refused before the route runs
+      // (413), even where the operation itself takes none (a DELETE, a bodyless POST).
+      if (method !== 'get' && operation.responses && !(operation.responses as Json)['413']) {
+        operation.responses = withResponse(operation.responses as Json, '413', {});
       }
       const responses = (operation.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
