@@ -519,7 +519,7 @@ describe('accept and decline', () => {
     expect(stored).toMatchObject({ status: 'Pending', selected_addons: setup.estimate.selected_addons, total_amount: setup.estimate.total_amount });
   });
 
-  it('accept by form answers 303 back to the page, which then shows the outcome', async () => {
+  it('accept by form answers 303 back to the page, which then shows the outcome; a second is 400 with the outcome', async () => {
     const setup = await estimateSetup();
     const link = pathOf((await shareLink(setup.company.key, 'estimates', setup.estimate.uuid)).url);
     const response = await postForm(
@@ -535,10 +535,18 @@ describe('accept and decline', () => {
     const page = await getRaw(app, link);
     expect(page.body).toContain('You accepted this estimate');
     expect(page.body).toContain('$1,759.05');
-    // A second form post returns to the page, which shows the outcome; nothing changes.
+    // A second form post is 400 invalid_status_transition, as for JSON: the page again, with the outcome
+    // and the error and no forms; nothing changes.
     const again = await postForm(`${link}/accept`, 'selected_tier=good&signature_name=Someone');
-    expect(again.statusCode).toBe(303);
-    expect((await readEstimate(setup.company.key, setup.estimate.uuid)).total_amount).toBe(1759.05);
+    expect(again.statusCode).toBe(400);
+    expect(again.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(again.body).toContain('You accepted this estimate');
+    expect(again.body).toContain('role="alert"');
+    expect(again.body).not.toContain('signature_name');
+    const declineToo = await postForm(`${link}/decline`, 'response_notes=Changed+my+mind');
+    expect(declineToo.statusCode).toBe(400);
+    expect(declineToo.body).toContain('You accepted this estimate');
+    expect(await readEstimate(setup.company.key, setup.estimate.uuid)).toMatchObject({ status: 'Accepted', total_amount: 1759.05, response_notes: null });
   });
 
   it('a single checked add-on and a form decline work too', async () => {
@@ -778,7 +786,21 @@ describe('OpenAPI', () => {
     const acceptOp = document.paths['/share/estimates/{token}/accept'].post;
     expect(acceptOp.security).toEqual([]);
     expect(Object.keys(acceptOp.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded']);
-    expect(acceptOp.responses['303']).toBeDefined();
+    expect(acceptOp.responses['303'].headers.Location).toBeDefined();
+    // A form gets its 400 and its 429 as a page; every keyless 429 says when to retry, per address.
+    expect(Object.keys(acceptOp.responses['400'].content).sort()).toEqual(['application/json', 'text/html']);
+    expect(Object.keys(acceptOp.responses['429'].content).sort()).toEqual(['application/json', 'text/html']);
+    for (const [path, methods] of Object.entries(document.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      if (path.startsWith('/api/')) continue;
+      for (const [method, operation] of Object.entries(methods)) {
+        const limited = operation.responses['429'];
+        if (!limited) continue;
+        expect(limited.headers?.['Retry-After'], `${method} ${path}`).toBeDefined();
+        expect(limited.description, `${method} ${path}`).toMatch(/client address/);
+        const example = limited.content['application/json']?.examples?.rate_limited?.value.error.message;
+        if (example) expect(example, `${method} ${path}`).toMatch(/from this address/);
+      }
+    }
     expect(document.paths['/share/estimates/{token}'].get.responses['200'].content['text/html']).toBeDefined();
     expect(document.paths['/share/invoices/{token}/pdf'].get.responses['200'].content['application/pdf']).toBeDefined();
   });

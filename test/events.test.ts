@@ -460,6 +460,7 @@ describe('GET /api/v1/events', () => {
       ['type=customer.renamed', 'type'],
       ['type=customer.created,nope', 'type'],
       ['type=', 'type'],
+      [`type=${'customer.created,'.repeat(120)}customer.created`, 'type'],
       ['object_uuid=123', 'object_uuid'],
       ['after=not-a-uuid', 'after'],
       [`after=${uuidv7()}`, 'after'],

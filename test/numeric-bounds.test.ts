@@ -5,7 +5,7 @@ import { makeJob } from './helpers/jobs-factories.js';
 
 /**
  * Every numeric bound the OpenAPI document states on a request (minimum, exclusiveMinimum, maximum,
- * multipleOf, integer) is enforced: a value just outside it is 400 validation_error naming the field, a value
+ * x-decimal-places, integer) is enforced: a value just outside it is 400 validation_error naming the field, a value
  * just inside it is accepted. The bounds are read from the document, so a new bound is probed without a test
  * change; a bound on an operation this file cannot build a valid request for fails the coverage check.
  */
@@ -38,7 +38,8 @@ function numericFields(schema: Json, path: string[] = [], found: Bound[] = []): 
 
 /** [value, accepted] pairs just inside and just outside each bound of a schema. */
 function probes(schema: Json): Array<[number, boolean, string]> {
-  const step: number = schema.multipleOf ?? (schema.type === 'integer' ? 1 : 0.01);
+  const places: number | undefined = schema['x-decimal-places'];
+  const step: number = places !== undefined ? 10 ** -places : schema.type === 'integer' ? 1 : 0.01;
   const round = (value: number) => Number(value.toFixed(6));
   const cases: Array<[number, boolean, string]> = [];
   if (schema.minimum !== undefined) cases.push([schema.minimum, true, 'minimum'], [round(schema.minimum - step), false, 'below minimum']);
@@ -46,8 +47,8 @@ function probes(schema: Json): Array<[number, boolean, string]> {
     cases.push([schema.exclusiveMinimum, false, 'at exclusiveMinimum'], [round(schema.exclusiveMinimum + step), true, 'above exclusiveMinimum']);
   }
   if (schema.maximum !== undefined) cases.push([schema.maximum, true, 'maximum'], [round(schema.maximum + step), false, 'above maximum']);
-  if (schema.multipleOf !== undefined) {
-    cases.push([round(1 + schema.multipleOf), true, 'multipleOf'], [round(1 + schema.multipleOf / 10), false, 'not a multipleOf']);
+  if (places !== undefined) {
+    cases.push([round(1 + step), true, 'decimal places'], [round(1 + step / 10), false, 'too many decimal places']);
   }
   if (schema.type === 'integer') cases.push([1.5, false, 'not an integer']);
   return cases;

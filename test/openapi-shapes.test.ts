@@ -117,9 +117,32 @@ describe('the OpenAPI document for generators', () => {
     expect(operations.filter(({ method }) => method === 'delete').length).toBeGreaterThan(10);
   });
 
-  it('documents include_deleted as a boolean', () => {
+  it('states decimal places as x-decimal-places, never as a fractional multipleOf a float validator would misread', () => {
+    const fractional: Json[] = [];
+    walk(document, (object) => {
+      if (typeof object.multipleOf === 'number' && object.multipleOf < 1) fractional.push(object);
+    });
+    expect(fractional).toEqual([]);
+    const amount = schemas.CreatePaymentBody.properties.amount;
+    expect(amount).toMatchObject({ 'x-decimal-places': 2, exclusiveMinimum: 0 });
+    expect(amount.description).toMatch(/2 decimals/);
+  });
+
+  it('declares the headers a client may read: Idempotent-Replayed on POST answers, x-request-id up to 255 characters', () => {
+    expect(document.paths['/api/v1/customers'].post.responses['200'].headers['Idempotent-Replayed']).toEqual({ $ref: '#/components/headers/IdempotentReplayed' });
+    expect(document.components.headers.XRequestId.schema).toMatchObject({ minLength: 1, maxLength: 255 });
+  });
+
+  it('requires a visit create to give its time in one of the two forms', () => {
+    expect(schemas.CreateVisitBody.oneOf).toEqual([
+      { required: ['starts_at', 'ends_at'] },
+      { required: ['local_date', 'local_start_time', 'local_end_time'] },
+    ]);
+  });
+
+  it('documents include_deleted as a boolean, or 1 and 0 (DECISIONS §5)', () => {
     const parameter = document.paths['/api/v1/customers'].get.parameters.find((candidate: Json) => candidate.name === 'include_deleted');
-    expect(parameter.schema).toEqual({ type: 'boolean' });
+    expect(parameter.schema).toMatchObject({ anyOf: [{ type: 'boolean' }, { type: 'integer', enum: [0, 1] }] });
     expect(parameter.description).toMatch(/1 and 0/);
   });
 

@@ -1877,17 +1877,17 @@ export interface components {
             /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
             adjustments?: {
                 /**
-                 * @description Replaces the computed base_amount.
+                 * @description Replaces the computed base_amount. At most 2 decimal places.
                  * @example 180
                  */
                 base_amount?: number;
                 /**
-                 * @description Replaces the computed addons_amount.
+                 * @description Replaces the computed addons_amount. At most 2 decimal places.
                  * @example 20
                  */
                 addons_amount?: number;
                 /**
-                 * @description Replaces the computed tax_amount.
+                 * @description Replaces the computed tax_amount. At most 2 decimal places.
                  * @example 0
                  */
                 tax_amount?: number;
@@ -1959,17 +1959,17 @@ export interface components {
             /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share). At most 2 decimal places.
              * @example 59.97
              */
             subtotal?: number;
             /**
-             * @description Overrides the computed tax (before a Progress share).
+             * @description Overrides the computed tax (before a Progress share). At most 2 decimal places.
              * @example 5.32
              */
             tax_amount?: number;
             /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount. At most 2 decimal places.
              * @example 10
              */
             discount_amount?: number;
@@ -2192,7 +2192,7 @@ export interface components {
              */
             amount: number;
             /**
-             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
+             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee. At most 2 decimal places.
              * @example 0.87
              */
             processing_fee?: number;
@@ -2256,24 +2256,24 @@ export interface components {
             /** @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier. */
             pricing_type: components["schemas"]["PricingType"];
             /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
+             * @description Unit price of a flat template; required when pricing_type is flat. At most 2 decimal places.
              * @example 129.99
              */
             base_price?: number | null;
             /** @description Tier prices; all three are required for a tiered template. */
             tiers?: {
                 /**
-                 * @description Price of the good tier.
+                 * @description Price of the good tier. At most 2 decimal places.
                  * @example 199
                  */
                 good: number;
                 /**
-                 * @description Price of the better tier.
+                 * @description Price of the better tier. At most 2 decimal places.
                  * @example 299
                  */
                 better: number;
                 /**
-                 * @description Price of the best tier.
+                 * @description Price of the best tier. At most 2 decimal places.
                  * @example 449
                  */
                 best: number;
@@ -2291,7 +2291,7 @@ export interface components {
                  */
                 name: string;
                 /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
+                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity). At most 2 decimal places.
                  * @example 35
                  */
                 price: number;
@@ -2394,7 +2394,7 @@ export interface components {
              * @example Scheduled
              */
             status?: components["schemas"]["VisitStatus"];
-        };
+        } & (unknown | unknown);
         CreateWebhookEndpointBody: {
             /**
              * @description Where deliveries are POSTed: an absolute http or https URL of at most 2048 characters, on a public address.
@@ -3914,17 +3914,17 @@ export interface components {
             /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
             adjustments?: {
                 /**
-                 * @description Replaces the computed base_amount.
+                 * @description Replaces the computed base_amount. At most 2 decimal places.
                  * @example 180
                  */
                 base_amount?: number;
                 /**
-                 * @description Replaces the computed addons_amount.
+                 * @description Replaces the computed addons_amount. At most 2 decimal places.
                  * @example 20
                  */
                 addons_amount?: number;
                 /**
-                 * @description Replaces the computed tax_amount.
+                 * @description Replaces the computed tax_amount. At most 2 decimal places.
                  * @example 0
                  */
                 tax_amount?: number;
@@ -3996,17 +3996,17 @@ export interface components {
             /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share). At most 2 decimal places.
              * @example 59.97
              */
             subtotal?: number;
             /**
-             * @description Overrides the computed tax (before a Progress share).
+             * @description Overrides the computed tax (before a Progress share). At most 2 decimal places.
              * @example 5.32
              */
             tax_amount?: number;
             /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount. At most 2 decimal places.
              * @example 10
              */
             discount_amount?: number;
@@ -4493,17 +4493,17 @@ export interface components {
             /** @description Manual amounts replacing computed ones; only base_amount, addons_amount and tax_amount are accepted. */
             adjustments?: {
                 /**
-                 * @description Replaces the computed base_amount.
+                 * @description Replaces the computed base_amount. At most 2 decimal places.
                  * @example 180
                  */
                 base_amount?: number;
                 /**
-                 * @description Replaces the computed addons_amount.
+                 * @description Replaces the computed addons_amount. At most 2 decimal places.
                  * @example 20
                  */
                 addons_amount?: number;
                 /**
-                 * @description Replaces the computed tax_amount.
+                 * @description Replaces the computed tax_amount. At most 2 decimal places.
                  * @example 0
                  */
                 tax_amount?: number;
@@ -4568,17 +4568,17 @@ export interface components {
             /** @description Up to 10,000 items. When given, subtotal is the sum of the line totals and tax_amount the sum of the line taxes. */
             line_items?: components["schemas"]["InvoiceLineItemBody"][] | null;
             /**
-             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share).
+             * @description With line_items: absent or equal to their sum (else 400). Without: the amount billed (before a Progress share). At most 2 decimal places.
              * @example 59.97
              */
             subtotal?: number;
             /**
-             * @description Overrides the computed tax (before a Progress share).
+             * @description Overrides the computed tax (before a Progress share). At most 2 decimal places.
              * @example 5.32
              */
             tax_amount?: number;
             /**
-             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount.
+             * @description Default 0; subtracted after tax; may not exceed subtotal + tax_amount. At most 2 decimal places.
              * @example 10
              */
             discount_amount?: number;
@@ -4784,7 +4784,7 @@ export interface components {
              */
             amount?: number;
             /**
-             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee.
+             * @description Default 0; may not exceed amount. net_amount = amount - processing_fee. At most 2 decimal places.
              * @example 0.87
              */
             processing_fee?: number;
@@ -4847,24 +4847,24 @@ export interface components {
             /** @description flat: one base_price (required). tiered: tiers good/better/best (all required); estimates pick one with selected_tier. */
             pricing_type?: components["schemas"]["PricingType"];
             /**
-             * @description Unit price of a flat template; required when pricing_type is flat.
+             * @description Unit price of a flat template; required when pricing_type is flat. At most 2 decimal places.
              * @example 129.99
              */
             base_price?: number | null;
             /** @description Tier prices; all three are required for a tiered template. */
             tiers?: {
                 /**
-                 * @description Price of the good tier.
+                 * @description Price of the good tier. At most 2 decimal places.
                  * @example 199
                  */
                 good: number;
                 /**
-                 * @description Price of the better tier.
+                 * @description Price of the better tier. At most 2 decimal places.
                  * @example 299
                  */
                 better: number;
                 /**
-                 * @description Price of the best tier.
+                 * @description Price of the best tier. At most 2 decimal places.
                  * @example 449
                  */
                 best: number;
@@ -4882,7 +4882,7 @@ export interface components {
                  */
                 name: string;
                 /**
-                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity).
+                 * @description Price of the add-on, charged once per estimate (not multiplied by quantity). At most 2 decimal places.
                  * @example 35
                  */
                 price: number;
@@ -5486,6 +5486,8 @@ export interface components {
         XRateLimitRemaining: number;
         /** @description Seconds until the current rate-limit window ends. */
         XRateLimitReset: number;
+        /** @description Present (true) when this is the kept answer of an earlier request with the same Idempotency-Key: the work was not done again. */
+        IdempotentReplayed: "true";
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
         /** @description Strong ETag of the record in `data`: it changes whenever the record's JSON changes (side effects and derived values such as an Overdue status included). Send it back in If-Match or If-None-Match. */
@@ -5533,9 +5535,10 @@ export interface operations {
                     "application/json": components["schemas"]["HealthStatusResponse"];
                 };
             };
-            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            /** @description The database is unreachable (`service_unavailable`). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5577,6 +5580,8 @@ export interface operations {
             /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. The page says so in a few words. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5615,27 +5620,31 @@ export interface operations {
                     "application/pdf": Blob;
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description A malformed, tampered or expired link, or a deleted record (`not_found`); the page itself answers an HTML page. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            /** @description Every PDF renderer is busy and the queue is full (`service_unavailable`); retry after the seconds in Retry-After. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5677,6 +5686,8 @@ export interface operations {
             /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. The page says so in a few words. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5715,27 +5726,31 @@ export interface operations {
                     "application/pdf": Blob;
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description A malformed, tampered or expired link, or a deleted record (`not_found`); the page itself answers an HTML page. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+            /** @description Every PDF renderer is busy and the queue is full (`service_unavailable`); retry after the seconds in Retry-After. */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5770,20 +5785,23 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerEstimateViewResponse"];
                 };
             };
-            /** @description Form request: back to the page (GET <url>), which shows the outcome. */
+            /** @description Form request: back to the page (GET <url>, in Location), which shows the outcome. */
             303: {
                 headers: {
+                    /** @description Where to go next: the page. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+            /** @description JSON: `validation_error` (signature_name missing, selected_tier missing for a tiered template, an unknown add-on, ...) or `invalid_status_transition` (the estimate is not Pending: already answered or expired). A form gets the page again (text/html) with the error: the forms with what was entered, or the outcome when the estimate was already answered. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
             /** @description A malformed, tampered or expired link, or a deleted record: `not_found` in the envelope to a JSON request, an HTML page to a form. */
@@ -5799,19 +5817,23 @@ export interface operations {
             /** @description The request body is larger than the server accepts (`payload_too_large`). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. A form gets a short HTML page instead. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
         };
@@ -5842,20 +5864,23 @@ export interface operations {
                     "application/json": components["schemas"]["CustomerEstimateViewResponse"];
                 };
             };
-            /** @description Form request: back to the page (GET <url>), which shows the outcome. */
+            /** @description Form request: back to the page (GET <url>, in Location), which shows the outcome. */
             303: {
                 headers: {
+                    /** @description Where to go next: the page. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The request is invalid: `validation_error` (`details` names each field), `invalid_status_transition` (a status move that is not allowed) or `primary_location` (the primary location cannot be deleted). */
+            /** @description JSON: `validation_error` (signature_name missing, selected_tier missing for a tiered template, an unknown add-on, ...) or `invalid_status_transition` (the estimate is not Pending: already answered or expired). A form gets the page again (text/html) with the error: the forms with what was entered, or the outcome when the estimate was already answered. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
             /** @description A malformed, tampered or expired link, or a deleted record: `not_found` in the envelope to a JSON request, an HTML page to a form. */
@@ -5871,19 +5896,23 @@ export interface operations {
             /** @description The request body is larger than the server accepts (`payload_too_large`). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address: SHARE_RATE_LIMIT_PER_MINUTE (default 60) a minute over every page served without a key (`rate_limited`); retry after the seconds in Retry-After. A form gets a short HTML page instead. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/html": string;
                 };
             };
         };
@@ -5909,18 +5938,21 @@ export interface operations {
                     "text/calendar": string;
                 };
             };
-            /** @description The addressed record does not exist in this company, or is soft-deleted (`not_found`). */
+            /** @description An unknown or revoked link (`not_found`). */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This key made too many requests this minute (`rate_limited`); retry after `Retry-After` seconds. */
+            /** @description Too many requests from this client address to routes served without a key (`rate_limited`); retry after Retry-After seconds. */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5986,7 +6018,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -6026,7 +6058,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -6092,6 +6124,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6112,7 +6145,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6307,7 +6340,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -6377,6 +6410,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6397,7 +6431,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6592,7 +6626,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -6669,6 +6703,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6689,7 +6724,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -6884,7 +6919,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -6967,6 +7002,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6988,7 +7024,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -7093,7 +7129,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -7103,7 +7139,7 @@ export interface operations {
                 sort?: components["schemas"]["ListSort"];
                 pricing_type?: components["schemas"]["PricingType"];
                 /** @description Only active (true) or inactive (false) templates. */
-                is_active?: boolean;
+                is_active?: boolean | (0 | 1);
             };
             header?: never;
             path?: never;
@@ -7162,6 +7198,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7182,7 +7219,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -7399,6 +7436,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7419,7 +7457,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -7492,6 +7530,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7512,7 +7551,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -7729,6 +7768,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7749,7 +7789,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -7823,6 +7863,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7843,7 +7884,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -8038,7 +8079,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -8110,6 +8151,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8130,7 +8172,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -8419,7 +8461,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -8485,6 +8527,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8505,7 +8548,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -8700,7 +8743,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Also list a soft-deleted endpoint's deliveries. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -8771,6 +8814,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8855,6 +8899,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8901,6 +8946,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8985,6 +9031,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9031,6 +9078,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9150,7 +9198,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include revoked keys. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -9213,6 +9261,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9233,7 +9282,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -9454,6 +9503,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9509,7 +9559,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -9527,7 +9577,7 @@ export interface operations {
                 /** @description Visits that include this user. */
                 assigned_user_id?: string;
                 /** @description true: visits with no one assigned; false: visits with someone. */
-                unassigned?: boolean;
+                unassigned?: boolean | (0 | 1);
                 /** @description One status or several, comma-separated (OR). */
                 status?: ("Scheduled" | "Dispatched" | "En Route" | "On Site" | "Completed" | "Cancelled")[];
                 /** @description With `to`: the visits whose [starts_at, ends_at) overlaps [from, to). Alone: the visits that end after it. */
@@ -9592,6 +9642,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9612,7 +9663,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -9809,7 +9860,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Include soft-deleted records: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
                 /** @description Page number, from 1; a page past the end is empty. */
                 page?: number;
                 /** @description Page size, 1 to 100. */
@@ -9882,6 +9933,7 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9902,7 +9954,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Return the record even when it is soft-deleted: true or false (1 and 0 work too); default false. */
-                include_deleted?: boolean;
+                include_deleted?: boolean | (0 | 1);
             };
             header?: {
                 /** @description One or more ETags (comma-separated, quoted; W/ tags compare weakly) or `*`: when one is the record's current ETag the answer is 304 Not Modified with no body. */
@@ -10168,6 +10220,7 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

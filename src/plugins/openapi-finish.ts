@@ -18,7 +18,7 @@ const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const HEADERS: Record<string, Json> = {
   XRequestId: {
     description: 'The request id: the client\'s `x-request-id` when it sent one of 1-255 printable ASCII characters without a quote or a backslash, else one made by the server.',
-    schema: { type: 'string', maxLength: 128, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
+    schema: { type: 'string', minLength: 1, maxLength: 255, example: '019a4c1e-7c2b-7d3e-9f10-2b3c4d5e6f70' },
   },
   XUsageCount: {
     description: 'Requests of the company this calendar month (UTC), this one included.',
@@ -43,6 +43,10 @@ const HEADERS: Record<string, Json> = {
   XRateLimitReset: {
     description: 'Seconds until the current rate-limit window ends.',
     schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
+  },
+  IdempotentReplayed: {
+    description: 'Present (true) when this is the kept answer of an earlier request with the same Idempotency-Key: the work was not done again.',
+    schema: { type: 'string', enum: ['true'] },
   },
   RetryAfter: {
     description: 'Seconds to wait before retrying.',
@@ -409,6 +413,22 @@ function integerFormats(node: unknown): void {
   });
 }
 
+/**
+ * Decimal places as `x-decimal-places`, not as a fractional multipleOf: validators test multipleOf in binary
+ * floating point, where 19.99 / 0.01 is 1998.9999999999998, and would refuse amounts the API takes.
+ */
+function decimalPlaces(node: unknown): void {
+  walk(node, (object) => {
+    if (typeof object.multipleOf !== 'number' || object.multipleOf >= 1) return;
+    const places = Math.round(-Math.log10(object.multipleOf));
+    delete object.multipleOf;
+    object['x-decimal-places'] = places;
+    const rule = `At most ${places} decimal places.`;
+    if (typeof object.description !== 'string') object.description = rule;
+    else if (!/decimal/.test(object.description)) object.description = `${object.description.replace(/\.?\s*$/, '.')} ${rule}`;
+  });
+}
+
 /** A query parameter documented as an array is sent comma-separated (`status=New,Scheduled`). */
 function commaLists(parameters: Json[] | undefined): void {
   for (const parameter of parameters ?? []) {
@@ -444,6 +464,32 @@ function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
     description: error.description,
     ...(withHeaders ? { headers: error.headers } : {}),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' }, examples: error.examples } },
+  };
+}
+
+/** What a keyless route (a share page, a calendar feed) answers a client over its address's limit. */
+const KEYLESS_RATE_LIMITED = errorExample(
+  'rate_limited',
+  'Too many requests from this address: at most 60 a minute to pages served without a key; retry in 42 s.',
+);
+
+/**
+ * An error answer of a route outside /api/v1 (no key: no usage or key rate-limit headers). The route's own
+ * description and any further content it declares (an HTML page to a form) are kept; the JSON is the
+ * envelope with the error's examples. A 429 there is per client address and says when to retry.
+ */
+function keylessErrorComponent(error: ErrorResponse, declared: Json, status: string): Json {
+  const generic = errorComponent(error, false);
+  const described = typeof declared.description === 'string' && declared.description !== 'Default Response';
+  const declaredContent = (declared.content ?? {}) as Json;
+  const json = (generic.content as Json)['application/json'] as Json;
+  return {
+    description: described ? declared.description : generic.description,
+    ...(status === '429' ? { headers: { ...REQUEST_ID, 'Retry-After': header('RetryAfter') } } : { headers: REQUEST_ID }),
+    content: {
+      ...declaredContent,
+      'application/json': status === '429' ? { ...json, examples: { rate_limited: { summary: 'Too many requests from this address', ...KEYLESS_RATE_LIMITED } } } : json,
+    },
   };
 }
 
@@ -504,13 +550,18 @@ export function finishOpenApiDocument<T>(input: T): T {
         if (error && !html) {
           // Outside /api/v1 (the health probes) there is no key, so no usage or rate-limit headers.
           if (api) usedResponses.add(error);
-          responses[status] = api ? { $ref: `#/components/responses/${error.name}` } : errorComponent(error, false);
+          responses[status] = api ? { $ref: `#/components/responses/${error.name}` } : keylessErrorComponent(error, response, status);
           continue;
         }
+        if (status === '303') response.headers = { Location: { description: 'Where to go next: the page.', schema: { type: 'string', maxLength: 2048 } }, ...(response.headers as Json | undefined) };
+        if (!api && status === '429') response.headers = { ...REQUEST_ID, 'Retry-After': header('RetryAfter'), ...(response.headers as Json | undefined) };
         if (!response.description || response.description === 'Default Response') {
           response.description = successDescription(operation.operationId as string | undefined, operation.summary as string | undefined);
         }
         if (api) response.headers = { ...COUNTED, ...(response.headers as Json | undefined) };
+        if (api && method === 'post' && status.startsWith('2')) {
+          response.headers = { ...(response.headers as Json), 'Idempotent-Replayed': header('IdempotentReplayed') };
+        }
         markUuids(response.content);
       }
     }
@@ -524,6 +575,7 @@ export function finishOpenApiDocument<T>(input: T): T {
   markUuids(components.schemas);
   nullableTypeArrays(document);
   integerFormats(document);
+  decimalPlaces(document);
   dropUnusedSchemas(document);
   nameInputs(document);
   openResponses(document);

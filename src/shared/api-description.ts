@@ -28,8 +28,8 @@ usage_limit_exceeded, 429, then 400 and 404.
 Bodies are strict: unknown or read-only fields are 400. On update, an absent field is unchanged and null clears a
 nullable field; PUT and PATCH are both partial updates. Unknown query parameters are 400.
 Money has at most 2 decimals and is never negative; quantity is > 0 with at most 3 decimals; tax rates and
-percentages have at most 4 decimals. Each field states its bounds as minimum, exclusiveMinimum, maximum and
-multipleOf (meant decimally: 19.99 is a multiple of 0.01). Timestamps need Z or an offset and are returned in UTC.
+percentages have at most 4 decimals. Each field states its bounds as minimum, exclusiveMinimum and maximum, and
+its decimal places as \`x-decimal-places\` and in its description. Timestamps need Z or an offset and are returned in UTC.
 
 A request body must be a JSON object: \`null\`, an array, a string or a number is 400 on every endpoint. An empty
 \`application/json\` body (or only whitespace) is no body: fine where the body is optional or absent.

@@ -107,7 +107,7 @@ export const timezoneName = z
 
 /*
  * Numeric rules are zod checks that the OpenAPI document shows as schema keywords (minimum, exclusiveMinimum,
- * maximum, multipleOf): the validation and the documentation are one source. zod's multipleOf compares the
+ * maximum; multipleOf as x-decimal-places): the validation and the documentation are one source. zod's multipleOf compares the
  * quotient with a tolerance, so a decimal such as 19.99 is a multiple of 0.01 and 1.005 is not.
  */
 const MAX_MONEY = MAX_CENTS / 100;
@@ -245,8 +245,9 @@ export const moneyOutput = (example: number) => z.number().meta({ example });
 const BOOLEAN_TEXT = ['true', 'false', '1', '0'];
 
 /**
- * Query-string boolean: true or false, and 1 or 0 too. Documented as a boolean, which is what generated
- * clients send; the query string brings it as text, checked here.
+ * Query-string boolean: true or false, and 1 or 0 too (DECISIONS §5). Documented as a boolean or the integers
+ * 1 and 0, so that a validator reading the document takes all four; the query string brings it as text,
+ * checked here.
  */
 export const queryBoolean = z
   .unknown()
@@ -255,8 +256,7 @@ export const queryBoolean = z
     params: detail('invalid_enum'),
   })
   .transform((value) => value === true || value === 'true' || value === '1')
-  // The document shows the boolean a client sends.
-  .meta({ type: 'boolean' });
+  .meta({ anyOf: [{ type: 'boolean' }, { type: 'integer', enum: [0, 1], minimum: 0, maximum: 1 }] });
 
 
 /**

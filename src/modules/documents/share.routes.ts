@@ -196,7 +196,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
 
   /**
    * Runs an answer: JSON gets the envelope (the customer's view, or the error); a form gets 303 back
-   * to the page, or the page again with the error when the input was invalid.
+   * to the page, or, with the same status a JSON request would get (400), the page again with the error.
    */
   async function answer(request: FastifyRequest, reply: FastifyReply, token: string, run: () => Promise<EstimateDocument>) {
     const kind: DocumentKind = 'estimate';
@@ -211,9 +211,8 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       if (!form) throw caught;
       const error = translate(caught);
       if (error.code === 'not_found') return sendHtml(reply, 404, notFoundPage);
-      // Already answered: the page shows the outcome instead of the forms.
-      if (error.code === 'invalid_status_transition') return reply.status(303).header('location', path).send();
       if (error.statusCode !== 400) throw caught;
+      // The page again, with the error; an estimate already answered shows its outcome instead of the forms.
       const { record, document } = await openShared(db(), signer, kind, token);
       return sendPage(reply, 400, record, document, {
         path,
@@ -225,14 +224,19 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
 
   const answerResponses = (description: string) => ({
     200: okSchema(CustomerEstimateView).describe(`JSON request: ${description}`),
-    303: z.null().describe('Form request: back to the page (GET <url>), which shows the outcome.'),
-    400: ErrorSchema.describe(
-      'JSON: `validation_error` (signature_name missing, selected_tier missing for a tiered template, an unknown add-on, ...) or ' +
+    303: z.null().describe('Form request: back to the page (GET <url>, in Location), which shows the outcome.'),
+    400: {
+      description:
+        'JSON: `validation_error` (signature_name missing, selected_tier missing for a tiered template, an unknown add-on, ...) or ' +
         '`invalid_status_transition` (the estimate is not Pending: already answered or expired). A form gets the page again ' +
-        'with the error (text/html), or 303 to the page when the estimate was already answered.',
-    ),
+        '(text/html) with the error: the forms with what was entered, or the outcome when the estimate was already answered.',
+      content: { 'application/json': { schema: ErrorSchema }, 'text/html': { schema: z.string() } },
+    },
     404: NOT_FOUND_JSON_OR_PAGE,
-    429: { ...RateLimitedJson, description: `${RATE_LIMITED} A form gets a short HTML page instead.` },
+    429: {
+      description: `${RATE_LIMITED} A form gets a short HTML page instead.`,
+      content: { 'application/json': { schema: ErrorSchema }, 'text/html': { schema: z.string() } },
+    },
   });
 
   app.post(

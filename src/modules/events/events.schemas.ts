@@ -59,8 +59,12 @@ export const EventResponse = z
 
 export type EventResponse = z.infer<typeof EventResponse>;
 
+/** Room for every event type once, comma-separated, with spaces. */
+const EVENT_TYPE_LIST_MAX = 2_000;
+
 const eventTypeList = z
   .string()
+  .max(EVENT_TYPE_LIST_MAX, `must be at most ${EVENT_TYPE_LIST_MAX} characters`)
   .transform((value, context) => {
     const types = value.split(',').map((type) => type.trim());
     for (const type of types) {

@@ -71,7 +71,11 @@ const fields = {
 
 export const CreateVisitBody = z
   .strictObject({ job_uuid: uuidString.describe('A live job of the company; cannot change later.'), ...fields })
-  .meta({ id: 'CreateVisitBody' });
+  // The time is required in one of its two forms, not both (requestedInterval checks it, naming the field).
+  .meta({
+    id: 'CreateVisitBody',
+    oneOf: [{ required: ['starts_at', 'ends_at'] }, { required: ['local_date', 'local_start_time', 'local_end_time'] }],
+  });
 export type CreateVisitBody = z.infer<typeof CreateVisitBody>;
 
 export const UpdateVisitBody = z.strictObject(fields).partial().meta({ id: 'UpdateVisitBody' });
