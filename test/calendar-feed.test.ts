@@ -167,6 +167,33 @@ describe('calendar feeds', () => {
     expect((await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key })).status).toBe(200);
   });
 
+  it('writes a large feed in the rendering pool, not on the event loop (§11), with the same text', async () => {
+    const { key, tech, job } = await setup();
+    const link = await call(app, 'POST', `/api/v1/users/${tech}/calendar_link`, { key });
+    const path = feedPathOf(link.body.data.url);
+    const small = await app.inject({ method: 'GET', url: path });
+    expect(small.statusCode).toBe(200);
+    const rendersBefore = app.documentRenderer.completed;
+    const instructions = 'Bring the long ladder; the side gate sticks. '.repeat(50);
+    for (let day = 1; day <= 8; day++) {
+      await createVia(app, key, '/visits', {
+        job_uuid: job.uuid,
+        instructions,
+        starts_at: `2031-02-${String(day).padStart(2, '0')}T14:00:00Z`,
+        ends_at: `2031-02-${String(day).padStart(2, '0')}T15:00:00Z`,
+        assigned_user_ids: [tech],
+      });
+    }
+    const large = await app.inject({ method: 'GET', url: path });
+    expect(large.statusCode).toBe(200);
+    expect(large.headers['content-type']).toBe('text/calendar; charset=utf-8');
+    expect(app.documentRenderer.completed).toBe(rendersBefore + 1);
+    const events = parse(large.body);
+    expect(events).toHaveLength(8);
+    expect(events.every((event) => event.description === instructions)).toBe(true);
+    expect(events.map((event) => event.start)).toEqual(Array.from({ length: 8 }, (_, i) => `2031-02-0${i + 1}T14:00:00.000Z`));
+  });
+
   it('feeds share the keyless routes’ limit per client address', async () => {
     const limited = await buildTestApp({ env: { SHARE_RATE_LIMIT_PER_MINUTE: '2' } });
     const company = await makeCompany(limited.database);

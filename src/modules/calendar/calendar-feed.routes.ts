@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
+import { RendererBusyError } from '../documents/document-renderer.js';
 import { calendarFeed, FEED_MAX_VISITS } from './calendar.service.js';
 
 const FeedParams = z.strictObject({
@@ -38,12 +39,19 @@ export const calendarFeedRoutes: FastifyPluginAsync = async (parent) => {
           200: { description: 'The calendar.', content: { 'text/calendar': { schema: z.string() } } },
           404: json('An unknown or revoked link (`not_found`).'),
           429: json('Too many requests from this client address to routes served without a key (`rate_limited`); retry after Retry-After seconds.'),
+          503: json('A large feed is written off the request thread, and every writer is busy (`service_unavailable`); retry after the seconds in Retry-After.'),
         },
       },
     },
     async (request, reply) => {
       const host = new URL(requestLinkBase(request, app.deps.config.PUBLIC_BASE_URL)).hostname;
-      const text = await calendarFeed(app.deps.database.db, request.params.token, host);
+      let text: string;
+      try {
+        text = await calendarFeed(app.deps.database.db, app.documentRenderer, request.params.token, host);
+      } catch (error) {
+        if (error instanceof RendererBusyError) reply.header('retry-after', String(error.retryAfterSeconds));
+        throw error;
+      }
       return reply
         .type('text/calendar; charset=utf-8')
         .header('cache-control', 'no-cache')

@@ -5,7 +5,7 @@ import type { Db } from '../../db/client.js';
 import { completeKeyInTransaction, keyedWrite } from '../../shared/keyed-writes.js';
 import { notFound } from '../../errors.js';
 import * as repository from './calendar.repository.js';
-import { icalFeed } from './ical-feed.js';
+import type { DocumentRenderer } from '../documents/document-renderer.js';
 
 /** A feed shows visits that ended at most this long ago (DECISIONS §13). */
 const FEED_PAST_DAYS = 30;
@@ -46,11 +46,14 @@ export async function revokeCalendarLinks(db: Db, companyId: string, userId: str
   await repository.deleteCalendarLinks(db, companyId, userId);
 }
 
-/** The iCalendar text a token opens; 404 for an unknown or revoked token. */
-export async function calendarFeed(db: Db, token: string, host: string, now = new Date()): Promise<string> {
+/**
+ * The iCalendar text a token opens; 404 for an unknown or revoked token. A large feed is written by the
+ * rendering pool, within the company's share of it (503 when that is full), never on the event loop.
+ */
+export async function calendarFeed(db: Db, renderer: DocumentRenderer, token: string, host: string, now = new Date()): Promise<string> {
   const link = await repository.findCalendarLink(db, hashOf(token));
   if (!link) throw notFound('Calendar');
   const since = new Date(now.getTime() - FEED_PAST_DAYS * 24 * 60 * 60 * 1000);
   const visits = await repository.feedVisits(db, link.companyId, link.userId, since, FEED_MAX_VISITS);
-  return icalFeed({ name: `Visits: ${link.firstName} ${link.lastName}`, host, visits });
+  return renderer.calendar({ name: `Visits: ${link.firstName} ${link.lastName}`, host, visits }, link.companyId);
 }

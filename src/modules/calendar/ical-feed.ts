@@ -14,7 +14,13 @@ function addressOf(visit: FeedVisit): string | null {
  * LOCATION the job's service address, DESCRIPTION the instructions, SEQUENCE growing with each change,
  * STATUS CANCELLED for a cancelled visit. Nothing about the customer's email or phone.
  */
-export function icalFeed(options: { name: string; host: string; visits: readonly FeedVisit[] }): string {
+export interface CalendarInput {
+  name: string;
+  host: string;
+  visits: readonly FeedVisit[];
+}
+
+export function icalFeed(options: CalendarInput): string {
   const calendar = ical({ name: options.name, prodId: { company: 'field-service-crm', product: 'schedule', language: 'EN' } });
   for (const visit of options.visits) {
     calendar.createEvent({

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../errors.js';
 import { etagOf } from '../../shared/etag.js';
+import { icalFeed, type CalendarInput } from '../calendar/ical-feed.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
 
@@ -25,6 +26,20 @@ const BUSY_RETRY_AFTER_SECONDS = 2;
  * milliseconds at the longest row text; larger ones go to the pool like PDFs.
  */
 const INLINE_PAGE_ROWS = 200;
+
+/**
+ * What writing a calendar feed costs, in characters: ical-generator takes about 0.3 ms a visit and 1 us a
+ * character of its text (folded and escaped), so a visit counts as 250 characters. Feeds up to
+ * INLINE_CALENDAR_WORK (a few milliseconds) are written on the event loop; larger ones go to the pool.
+ */
+function calendarWork(input: CalendarInput): number {
+  let work = 0;
+  for (const visit of input.visits) {
+    work += 250 + (visit.instructions?.length ?? 0) + (visit.title?.length ?? 0) + visit.jobTitle.length + (visit.address1?.length ?? 0) + (visit.address2?.length ?? 0);
+  }
+  return work;
+}
+const INLINE_CALENDAR_WORK = 5_000;
 
 /** 503 with Retry-After: every thread is busy and the queue (or the company's share of it) is full. */
 export class RendererBusyError extends AppError {
@@ -82,7 +97,8 @@ function tableRows(document: CustomerDocument): number {
 
 /**
  * Renders documents in a small pool of worker threads, so a large one never stalls the event loop that
- * serves every other request (DECISIONS §11): every PDF, and the customer pages of large documents. The
+ * serves every other request (DECISIONS §11): every PDF, the customer pages of large documents and large
+ * calendar feeds. The
  * queue is bounded: when it is full a render is refused at once (503 with Retry-After) instead of
  * waiting without end, and one company may hold at most a quarter of it, so a company rendering many
  * documents fills its own share and the others' renders still queue. A PDF is cached under the hash of
@@ -136,6 +152,12 @@ export class DocumentRenderer {
       return document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
     }
     return this.run(companyId, async () => (await this.pool.run({ document, options }, { name: 'renderPage' })) as string);
+  }
+
+  /** A technician's calendar feed (RFC 5545 text): on the event loop when it is small, in the pool when it is large. */
+  async calendar(input: CalendarInput, companyId: string): Promise<string> {
+    if (calendarWork(input) <= INLINE_CALENDAR_WORK) return icalFeed(input);
+    return this.run(companyId, async () => (await this.pool.run(input, { name: 'renderCalendar' })) as string);
   }
 
   /** Runs a task in the pool within the company's share and the queue's bound. */

@@ -1,3 +1,4 @@
+import { icalFeed, type CalendarInput } from '../calendar/ical-feed.js';
 import { renderDocumentPdf } from './document-pdf.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
@@ -30,4 +31,9 @@ export default async function renderPdf(document: CustomerDocument): Promise<Uin
 /** The customer page of a large document, built here so its size never holds the event loop. */
 export function renderPage({ document, options }: { document: CustomerDocument; options: PageOptions }): string {
   return document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
+}
+
+/** A large calendar feed, written here so its size never holds the event loop. */
+export function renderCalendar(input: CalendarInput): string {
+  return icalFeed(input);
 }
