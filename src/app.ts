@@ -13,6 +13,7 @@ import { databasePlugin } from './plugins/database.js';
 import { jsonParserPlugin } from './plugins/json-body.js';
 import { eventRetentionPlugin } from './plugins/event-retention.js';
 import { idempotencyPurgePlugin } from './plugins/idempotency-purge.js';
+import { photoOrphanSweepPlugin } from './plugins/photo-orphan-sweep.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { usagePlugin } from './plugins/usage.js';
@@ -132,6 +133,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(usagePlugin, { meter: usage, lastUsed });
   await app.register(idempotencyPurgePlugin, { db: database.db, intervalMs: config.IDEMPOTENCY_PURGE_INTERVAL_MS });
   await app.register(eventRetentionPlugin, { db: database.db, retentionDays: config.EVENT_RETENTION_DAYS });
+  await app.register(photoOrphanSweepPlugin, { db: database.db, storage: app.deps.storage, uploadTimeoutMs: config.UPLOAD_TIMEOUT_MS });
   await app.register(deliveryWorkerPlugin);
   await app.register(documentRendererPlugin);
 

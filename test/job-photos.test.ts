@@ -2,6 +2,9 @@ import { mkdtempSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { v7 as uuidv7 } from 'uuid';
+import { removeOrphanFiles } from '../src/modules/job-photos/job-photos.service.js';
 import { LocalStorage } from '../src/storage/local-storage.js';
 import { UrlSigner } from '../src/storage/url-signer.js';
 import { buildTestApp, call } from './helpers/app.js';
@@ -380,6 +383,33 @@ describe('DELETE /jobs/{job_uuid}/photos/{photo_uuid}', () => {
     expect(file.rawPayload.equals(PNG_BYTES)).toBe(true);
     const again = await call(ctx.app, 'DELETE', `/api/v1/jobs/${job.uuid}/photos/${photo.uuid}`, { key });
     expect(again.status).toBe(404);
+  });
+});
+
+describe('the orphan sweep', () => {
+  it('removes files no photo row names, older than its cutoff, and keeps live and deleted photos\' files', async () => {
+    const { company, key, job } = await setup();
+    const kept = (await uploadPhotos(ctx.app, key, job.uuid, [{ name: 'a.png', bytes: PNG_BYTES }])).body.data.photos[0];
+    const deleted = (await uploadPhotos(ctx.app, key, job.uuid, [{ name: 'b.png', bytes: PNG_BYTES }])).body.data.photos[0];
+    expect((await call(ctx.app, 'DELETE', `/api/v1/jobs/${job.uuid}/photos/${deleted.uuid}`, { key })).status).toBe(200);
+    // What an upload leaves when its process dies between storing its files and committing their rows.
+    const orphan = `${company.companyId}/${job.uuid}/${uuidv7()}.jpg`;
+    await storage.put(orphan, Readable.from([JPEG_BYTES]), { contentType: 'image/jpeg' });
+    const other = await setup();
+    const foreignOrphan = `${other.company.companyId}/${other.job.uuid}/${uuidv7()}.png`;
+    await storage.put(foreignOrphan, Readable.from([PNG_BYTES]), { contentType: 'image/png' });
+
+    // Files written after the cutoff are left alone: an upload may still be committing them.
+    expect(await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() - 3600_000))).toBe(0);
+    expect(filesOf(uploadRoot, company.companyId, job.uuid)).toHaveLength(3);
+
+    const removed = await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() + 1000));
+    expect(removed).toBeGreaterThanOrEqual(2);
+    expect(filesOf(uploadRoot, company.companyId, job.uuid).sort()).toEqual([`${kept.uuid}.png`, `${deleted.uuid}.png`].sort());
+    expect(filesOf(uploadRoot, other.company.companyId, other.job.uuid)).toEqual([]);
+    const file = await fetchFile(kept.photo_url);
+    expect(file.statusCode).toBe(200);
+    expect(file.rawPayload.equals(PNG_BYTES)).toBe(true);
   });
 });
 

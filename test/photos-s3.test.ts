@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 // @ts-expect-error s3rver ships no type declarations; the part used here is typed below.
 import S3rverUntyped from 's3rver';
+import { Readable } from 'node:stream';
+import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeOrphanFiles } from '../src/modules/job-photos/job-photos.service.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany, makeCustomer } from './helpers/factories.js';
 import { JPEG_BYTES, makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
@@ -108,6 +111,26 @@ for (const s3 of endpoints) {
       const list = await call(ctx.app, 'GET', `/api/v1/jobs/${job.uuid}/photos`, { key: company.key });
       expect(list.status).toBe(200);
       expect(list.body.data.pagination.total).toBe(2);
+    });
+
+    it('the orphan sweep lists the bucket and removes only files no photo names', async () => {
+      const company = await makeCompany(ctx.database);
+      const customer = await makeCustomer(ctx.app, company.key);
+      const job = await makeJob(ctx.app, company.key, { customer_uuid: customer.uuid });
+      const upload = await uploadPhotos(ctx.app, company.key, job.uuid, [{ name: 'kept.png', bytes: PNG_BYTES, type: 'image/png' }]);
+      const kept = upload.body.data.photos[0];
+      const storage = ctx.app.deps.storage;
+      const orphan = `${company.companyId}/${job.uuid}/${uuidv7()}.jpg`;
+      await storage.put(orphan, Readable.from([JPEG_BYTES]), { contentType: 'image/jpeg' });
+      const keys: string[] = [];
+      for await (const key of storage.keysWrittenBefore(new Date(Date.now() + 60_000))) keys.push(key);
+      expect(keys).toContain(orphan);
+      expect(keys).toContain(`${company.companyId}/${job.uuid}/${kept.uuid}.png`);
+      expect(await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(1);
+      expect(await storage.read(orphan)).toBeNull();
+      const file = await fetch(kept.photo_url);
+      expect(file.status).toBe(200);
+      expect(Buffer.from(await file.arrayBuffer()).equals(PNG_BYTES)).toBe(true);
     });
 
     it('refuses a file that is not an image and stores nothing', async () => {

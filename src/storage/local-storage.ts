@@ -89,6 +89,22 @@ export class LocalStorage implements Storage {
     await rm(this.pathOf(key), { force: true });
   }
 
+  async *keysWrittenBefore(before: Date): AsyncIterable<string> {
+    for await (const company of entriesOf(this.root)) {
+      if (!company.isDirectory()) continue;
+      for await (const job of entriesOf(path.join(this.root, company.name))) {
+        if (!job.isDirectory()) continue;
+        const folder = path.join(this.root, company.name, job.name);
+        for await (const file of entriesOf(folder)) {
+          const key = `${company.name}/${job.name}/${file.name}`;
+          if (!file.isFile() || !isStorageKey(key)) continue;
+          const info = await stat(path.join(folder, file.name)).catch(() => null);
+          if (info && info.mtimeMs < before.getTime()) yield key;
+        }
+      }
+    }
+  }
+
   async read(key: string): Promise<StoredFile | null> {
     if (!isStorageKey(key)) return null;
     const file = this.pathOf(key);

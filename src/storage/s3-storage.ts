@@ -1,8 +1,8 @@
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, paginateListObjectsV2, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
-import { linkWindow, type LinkOptions, type Storage, type StoredFile } from './storage.js';
+import { isStorageKey, linkWindow, type LinkOptions, type Storage, type StoredFile } from './storage.js';
 
 /** The longest lifetime S3 accepts for a presigned URL (SigV4: 7 days). */
 const MAX_PRESIGNED_SECONDS = 7 * 24 * 3600;
@@ -48,6 +48,14 @@ export class S3Storage implements Storage {
 
   async remove(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async *keysWrittenBefore(before: Date): AsyncIterable<string> {
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket })) {
+      for (const object of page.Contents ?? []) {
+        if (object.Key && isStorageKey(object.Key) && object.LastModified && object.LastModified < before) yield object.Key;
+      }
+    }
   }
 
   async read(key: string): Promise<StoredFile | null> {

@@ -44,6 +44,8 @@ export interface Storage {
   put(key: string, body: Readable, meta: { contentType: string }): Promise<void>;
   /** Removes an object; used only to clean up after a failed upload. Missing objects are not an error. */
   remove(key: string): Promise<void>;
+  /** The keys of the complete files last written before `before`, in no particular order (the orphan sweep's input). */
+  keysWrittenBefore(before: Date): AsyncIterable<string>;
   /** The stored bytes, or null when the key holds nothing. */
   read(key: string): Promise<StoredFile | null>;
   /**

@@ -1,4 +1,4 @@
-import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobPhotos, jobs, users } from '../../db/schema/index.js';
 import { byUuid, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
@@ -111,4 +111,16 @@ export function anyPhotoCommitted(db: Db, companyId: string, jobUuid: string, uu
       .limit(1);
     return found !== undefined;
   });
+}
+
+/** Which of these photos have a row (deleted or not), as `<company_id>/<uuid>`: the files the orphan sweep keeps. */
+export async function photoRowsAmong(db: Db, photos: ReadonlyArray<{ companyId: string; uuid: string }>): Promise<Set<string>> {
+  if (photos.length === 0) return new Set();
+  const rows = await db
+    .select({ companyId: jobPhotos.companyId, uuid: jobPhotos.uuid })
+    .from(jobPhotos)
+    .where(
+      sql`(${jobPhotos.companyId}, ${jobPhotos.uuid}) in (select * from unnest(${sql.param(photos.map((photo) => photo.companyId))}::uuid[], ${sql.param(photos.map((photo) => photo.uuid))}::uuid[]))`,
+    );
+  return new Set(rows.map((row) => `${row.companyId}/${row.uuid}`));
 }

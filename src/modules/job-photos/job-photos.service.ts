@@ -350,6 +350,39 @@ export async function uploadPhotos(
   }
 }
 
+/** Keys checked against the database at a time by the orphan sweep. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Removes the photo files written before `before` that no photo row names (a deleted photo's row keeps its
+ * file): what an upload leaves when its process dies between storing its files and committing their rows, or
+ * when the database stays unreachable after a failed commit so the upload cannot tell whether its rows were
+ * written. `before` must be older than any upload still in progress. Answers how many files it removed.
+ */
+export async function removeOrphanFiles(db: Db, storage: Storage, before: Date, signal?: AbortSignal): Promise<number> {
+  let removed = 0;
+  let batch: Array<{ key: string; companyId: string; uuid: string }> = [];
+  const sweep = async () => {
+    const kept = await repository.photoRowsAmong(db, batch);
+    for (const file of batch) {
+      if (kept.has(`${file.companyId}/${file.uuid}`)) continue;
+      await storage.remove(file.key);
+      removed++;
+    }
+    batch = [];
+  };
+  for await (const key of storage.keysWrittenBefore(before)) {
+    // Keys are <company>/<job>/<photo uuid>.<extension> (isStorageKey).
+    const [companyId, , file] = key.split('/');
+    batch.push({ key, companyId, uuid: file.slice(0, file.indexOf('.')) });
+    if (batch.length >= SWEEP_BATCH) await sweep();
+    // A closing app stops between batches; the next start sweeps again.
+    if (signal?.aborted) return removed;
+  }
+  if (batch.length > 0) await sweep();
+  return removed;
+}
+
 declare module '../changes/change-recorder.js' {
   interface RecordedObjects {
     job_photo: JobPhotoResponse;
