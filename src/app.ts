@@ -85,8 +85,10 @@ export async function buildApp(deps: AppDeps) {
     // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection.
+    // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection, and so
+    // is one that opens a connection and stays silent (requestTimeout starts only with the first byte).
     requestTimeout: config.REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.REQUEST_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,

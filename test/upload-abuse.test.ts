@@ -451,6 +451,32 @@ describe('slow clients', () => {
     await expectNothingStored(ctxJob);
   });
 
+  it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS, an idle one after its answer too', async () => {
+    const timed = await buildTestApp({ env: { UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' } });
+    const address = await timed.app.listen({ host: '127.0.0.1', port: 0 });
+    const timedPort = Number(new URL(address).port);
+    const silent = connect(timedPort, '127.0.0.1');
+    openSockets.add(silent);
+    silent.on('error', () => undefined);
+    let closed = false;
+    silent.on('close', () => (closed = true));
+    const started = Date.now();
+    await waitFor(() => closed, 10_000, 'the silent connection to be closed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    // The timeout counts silence, not the life of a connection: requests on it keep it open.
+    const busy = connect(timedPort, '127.0.0.1');
+    openSockets.add(busy);
+    let answers = 0;
+    busy.on('data', (chunk) => (answers += (chunk.toString('latin1').match(/HTTP\/1\.1 200/g) ?? []).length));
+    for (let i = 0; i < 4; i++) {
+      busy.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      await pause(400);
+    }
+    await waitFor(() => answers === 4, 5_000, 'four answers on one connection');
+    busy.destroy();
+    await timed.app.close();
+  });
+
   it('a client that stalls mid-file and then goes away leaves nothing behind', async () => {
     const ctxJob = await setup();
     const boundary = 'stall';
