@@ -13,7 +13,6 @@ import { databasePlugin } from './plugins/database.js';
 import { jsonParserPlugin } from './plugins/json-body.js';
 import { eventRetentionPlugin } from './plugins/event-retention.js';
 import { idempotencyPurgePlugin } from './plugins/idempotency-purge.js';
-import { photoOrphanSweepPlugin } from './plugins/photo-orphan-sweep.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { usagePlugin } from './plugins/usage.js';
@@ -34,6 +33,7 @@ import type { Storage } from './storage/storage.js';
 import { createStorage } from './storage/create-storage.js';
 import type { ResolveHost } from './modules/webhooks/address-safety.js';
 import { documentRendererPlugin } from './modules/documents/document-renderer.plugin.js';
+import { photoOrphanSweepPlugin } from './modules/job-photos/orphan-sweep.plugin.js';
 
 /** A client's request id the API echoes: what HAProxy's frontend keeps too (deploy/haproxy.cfg). */
 export const CLIENT_REQUEST_ID = /^[^"\\\x00-\x1f\x7f]{1,255}$/;

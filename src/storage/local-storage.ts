@@ -60,27 +60,35 @@ export class LocalStorage implements Storage {
   }
 
   /**
-   * Removes the temporary files of uploads older than `olderThanMs`: a failed upload removes its own, so
-   * these are what a process killed mid-upload left. Answers how many it removed. Keys are
-   * <company>/<job>/<file>, so the walk goes two folders deep.
+   * Every file under the root with its key-shaped name (<company>/<job>/<file>: the walk goes two folders
+   * deep) and when it was last written, one at a time.
    */
-  async removeStalePartials(olderThanMs = STALE_PARTIAL_MS, now = Date.now()): Promise<number> {
-    let removed = 0;
+  private async *files(): AsyncIterable<{ name: string; key: string; full: string; writtenMs: number }> {
     for await (const company of entriesOf(this.root)) {
       if (!company.isDirectory()) continue;
       for await (const job of entriesOf(path.join(this.root, company.name))) {
         if (!job.isDirectory()) continue;
         const folder = path.join(this.root, company.name, job.name);
         for await (const file of entriesOf(folder)) {
-          if (!file.isFile() || !file.name.endsWith(PARTIAL_SUFFIX)) continue;
+          if (!file.isFile()) continue;
           const full = path.join(folder, file.name);
           const info = await stat(full).catch(() => null);
-          if (info && now - info.mtimeMs > olderThanMs) {
-            await rm(full, { force: true });
-            removed++;
-          }
+          if (info) yield { name: file.name, key: `${company.name}/${job.name}/${file.name}`, full, writtenMs: info.mtimeMs };
         }
       }
+    }
+  }
+
+  /**
+   * Removes the temporary files of uploads older than `olderThanMs`: a failed upload removes its own, so
+   * these are what a process killed mid-upload left. Answers how many it removed.
+   */
+  async removeStalePartials(olderThanMs = STALE_PARTIAL_MS, now = Date.now()): Promise<number> {
+    let removed = 0;
+    for await (const file of this.files()) {
+      if (!file.name.endsWith(PARTIAL_SUFFIX) || now - file.writtenMs <= olderThanMs) continue;
+      await rm(file.full, { force: true });
+      removed++;
     }
     return removed;
   }
@@ -90,18 +98,8 @@ export class LocalStorage implements Storage {
   }
 
   async *keysWrittenBefore(before: Date): AsyncIterable<string> {
-    for await (const company of entriesOf(this.root)) {
-      if (!company.isDirectory()) continue;
-      for await (const job of entriesOf(path.join(this.root, company.name))) {
-        if (!job.isDirectory()) continue;
-        const folder = path.join(this.root, company.name, job.name);
-        for await (const file of entriesOf(folder)) {
-          const key = `${company.name}/${job.name}/${file.name}`;
-          if (!file.isFile() || !isStorageKey(key)) continue;
-          const info = await stat(path.join(folder, file.name)).catch(() => null);
-          if (info && info.mtimeMs < before.getTime()) yield key;
-        }
-      }
+    for await (const file of this.files()) {
+      if (isStorageKey(file.key) && file.writtenMs < before.getTime()) yield file.key;
     }
   }
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../../errors.js';
 import { etagOf } from '../../shared/etag.js';
-import { icalFeed, type CalendarInput } from '../calendar/ical-feed.js';
+import { icalFeed, type CalendarInput } from './calendar-text.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
 

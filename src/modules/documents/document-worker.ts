@@ -1,4 +1,4 @@
-import { icalFeed, type CalendarInput } from '../calendar/ical-feed.js';
+import { icalFeed, type CalendarInput } from './calendar-text.js';
 import { renderDocumentPdf } from './document-pdf.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';

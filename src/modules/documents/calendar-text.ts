@@ -1,8 +1,26 @@
 import ical, { ICalEventStatus } from 'ical-generator';
-import type { FeedVisit } from './calendar.repository.js';
+
+/** A visit as a calendar event shows it: its times, its text and its job's service address. */
+export interface CalendarVisit {
+  uuid: string;
+  title: string | null;
+  instructions: string | null;
+  startsAt: Date;
+  endsAt: Date;
+  status: string;
+  sequence: number;
+  createdAt: Date;
+  updatedAt: Date;
+  jobTitle: string;
+  address1: string | null;
+  address2: string | null;
+  city: string | null;
+  state: string | null;
+  zip: string | null;
+}
 
 /** The service address of the job, on one line, or null when it has none. */
-function addressOf(visit: FeedVisit): string | null {
+function addressOf(visit: CalendarVisit): string | null {
   const cityLine = [visit.city, [visit.state, visit.zip].filter(Boolean).join(' ')].filter(Boolean).join(', ');
   const parts = [visit.address1, visit.address2, cityLine].filter((part): part is string => Boolean(part));
   return parts.length > 0 ? parts.join(', ') : null;
@@ -17,7 +35,7 @@ function addressOf(visit: FeedVisit): string | null {
 export interface CalendarInput {
   name: string;
   host: string;
-  visits: readonly FeedVisit[];
+  visits: readonly CalendarVisit[];
 }
 
 export function icalFeed(options: CalendarInput): string {

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
-import type { Db } from '../db/client.js';
-import { removeOrphanFiles } from '../modules/job-photos/job-photos.service.js';
-import type { Storage } from '../storage/storage.js';
+import type { Db } from '../../db/client.js';
+import { removeOrphanFiles } from './job-photos.service.js';
+import type { Storage } from '../../storage/storage.js';
 
 /** The sweep runs this long after start, then at this interval. */
 const FIRST_SWEEP_MS = 60_000;
