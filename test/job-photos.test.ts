@@ -398,6 +398,10 @@ describe('the orphan sweep', () => {
     const other = await setup();
     const foreignOrphan = `${other.company.companyId}/${other.job.uuid}/${uuidv7()}.png`;
     await storage.put(foreignOrphan, Readable.from([PNG_BYTES]), { contentType: 'image/png' });
+    // A company this database does not know: another deployment sharing the storage keeps its files.
+    const unknownCompany = uuidv7();
+    const elsewhere = `${unknownCompany}/${uuidv7()}/${uuidv7()}.png`;
+    await storage.put(elsewhere, Readable.from([PNG_BYTES]), { contentType: 'image/png' });
 
     // Files written after the cutoff are left alone: an upload may still be committing them.
     expect(await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() - 3600_000))).toBe(0);
@@ -407,6 +411,7 @@ describe('the orphan sweep', () => {
     expect(removed).toBeGreaterThanOrEqual(2);
     expect(filesOf(uploadRoot, company.companyId, job.uuid).sort()).toEqual([`${kept.uuid}.png`, `${deleted.uuid}.png`].sort());
     expect(filesOf(uploadRoot, other.company.companyId, other.job.uuid)).toEqual([]);
+    expect(existsSync(path.join(uploadRoot, elsewhere))).toBe(true);
     const file = await fetchFile(kept.photo_url);
     expect(file.statusCode).toBe(200);
     expect(file.rawPayload.equals(PNG_BYTES)).toBe(true);

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { jobPhotos, jobs, users } from '../../db/schema/index.js';
+import { companies, jobPhotos, jobs, users } from '../../db/schema/index.js';
 import { byUuid, listOrder, paginate, scoped, syncFilter } from '../../shared/tenant-table.js';
 import { countWhere } from '../../db/perf/record-counts.js';
 import { assertRecordedWrite } from '../../shared/recorded-writes.js';
@@ -113,14 +113,18 @@ export function anyPhotoCommitted(db: Db, companyId: string, jobUuid: string, uu
   });
 }
 
-/** Which of these photos have a row (deleted or not), as `<company_id>/<uuid>`: the files the orphan sweep keeps. */
-export async function photoRowsAmong(db: Db, photos: ReadonlyArray<{ companyId: string; uuid: string }>): Promise<Set<string>> {
+/**
+ * Which of these photo files are orphans, as `<company_id>/<uuid>`: their company is one of this database
+ * and no photo row (deleted or not) names them. A file of a company this database does not know is never
+ * one: a bucket shared with another deployment keeps that deployment's files.
+ */
+export async function orphanPhotoFiles(db: Db, photos: ReadonlyArray<{ companyId: string; uuid: string }>): Promise<Set<string>> {
   if (photos.length === 0) return new Set();
-  const rows = await db
-    .select({ companyId: jobPhotos.companyId, uuid: jobPhotos.uuid })
-    .from(jobPhotos)
-    .where(
-      sql`(${jobPhotos.companyId}, ${jobPhotos.uuid}) in (select * from unnest(${sql.param(photos.map((photo) => photo.companyId))}::uuid[], ${sql.param(photos.map((photo) => photo.uuid))}::uuid[]))`,
-    );
-  return new Set(rows.map((row) => `${row.companyId}/${row.uuid}`));
+  const rows = (await db.execute(sql`select file.company_id, file.uuid
+    from unnest(${sql.param(photos.map((photo) => photo.companyId))}::uuid[], ${sql.param(photos.map((photo) => photo.uuid))}::uuid[]) as file(company_id, uuid)
+    where exists (select 1 from ${companies} company where company.uuid = file.company_id)
+      and not exists (select 1 from ${jobPhotos} photo where photo.company_id = file.company_id and photo.uuid = file.uuid)`)) as unknown as {
+    rows: Array<{ company_id: string; uuid: string }>;
+  };
+  return new Set(rows.rows.map((row) => `${row.company_id}/${row.uuid}`));
 }

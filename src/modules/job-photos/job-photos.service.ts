@@ -355,7 +355,7 @@ const SWEEP_BATCH = 500;
 
 /**
  * Removes the photo files written before `before` that no photo row names (a deleted photo's row keeps its
- * file): what an upload leaves when its process dies between storing its files and committing their rows, or
+ * file; a company this database does not know keeps all of its files): what an upload leaves when its process dies between storing its files and committing their rows, or
  * when the database stays unreachable after a failed commit so the upload cannot tell whether its rows were
  * written. `before` must be older than any upload still in progress. Answers how many files it removed.
  */
@@ -363,9 +363,9 @@ export async function removeOrphanFiles(db: Db, storage: Storage, before: Date, 
   let removed = 0;
   let batch: Array<{ key: string; companyId: string; uuid: string }> = [];
   const sweep = async () => {
-    const kept = await repository.photoRowsAmong(db, batch);
+    const orphans = await repository.orphanPhotoFiles(db, batch);
     for (const file of batch) {
-      if (kept.has(`${file.companyId}/${file.uuid}`)) continue;
+      if (!orphans.has(`${file.companyId}/${file.uuid}`)) continue;
       await storage.remove(file.key);
       removed++;
     }
