@@ -97,16 +97,43 @@ export const notFound = (what: string) => new AppError('not_found', `${what} not
  * field and code stands), and a message that lists them, so every 400 with details reads the same.
  * `where` names the part of the request: body, query, path, headers, upload, or request when it varies.
  */
+/**
+ * An error names at most this many problems (its details; its message the first MAX_SUMMARIZED of them and
+ * how many more): a body of a hundred thousand unknown fields gets a short answer, not one of megabytes
+ * built on the event loop (DECISIONS §11).
+ */
+export const MAX_ERROR_DETAILS = 100;
+const MAX_SUMMARIZED = 20;
+
+/** Details with a count of further problems of the same request that were not described one by one. */
+type CountedDetails = ErrorDetail[] & { omitted?: number };
+
+/** `details`, saying that `omitted` more problems were found and not described. */
+export function withOmitted(details: ErrorDetail[], omitted: number): ErrorDetail[] {
+  if (omitted > 0) (details as CountedDetails).omitted = omitted;
+  return details;
+}
+
+/** How many problems `details` found and did not describe (withOmitted). */
+export function omittedOf(details: ErrorDetail[]): number {
+  return (details as CountedDetails).omitted ?? 0;
+}
+
 export function validationError(details: ErrorDetail[], where = 'request'): AppError {
   const seen = new Set<string>();
-  const distinct = details.filter((detail) => {
+  const distinct: ErrorDetail[] = [];
+  let more = omittedOf(details);
+  for (const detail of details) {
     const key = `${detail.field}\u0000${detail.code}`;
-    if (seen.has(key)) return false;
+    if (seen.has(key)) continue;
     seen.add(key);
-    return true;
-  });
-  const summary = distinct.map((detail) => `${detail.field} ${detail.message}`).join('; ');
-  return new AppError('validation_error', `Invalid ${where}: ${summary}.`, distinct);
+    if (distinct.length < MAX_ERROR_DETAILS) distinct.push(detail);
+    else more++;
+  }
+  const summarized = distinct.slice(0, MAX_SUMMARIZED);
+  const rest = distinct.length - summarized.length + more;
+  const summary = summarized.map((detail) => `${detail.field} ${detail.message}`).join('; ');
+  return new AppError('validation_error', `Invalid ${where}: ${summary}${rest > 0 ? `; and ${rest} more problems` : ''}.`, distinct);
 }
 
 /** One field that breaks a rule the schema cannot express (the rules of services). */

@@ -26,6 +26,31 @@ describe('error envelope', () => {
   });
 });
 
+describe('errors of many problems (§11: bounded work)', () => {
+  it('name at most 100 details and summarize 20 in the message, counting the rest, with or without a key', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const body: Record<string, unknown> = { ...validCustomer() };
+    for (let i = 0; i < 20_000; i++) body[`extra_${i}`] = 1;
+    const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body });
+    expectError(response, 400, 'validation_error');
+    expect(response.body.error.details).toHaveLength(100);
+    expect(response.body.error.details[0]).toEqual({ field: 'extra_0', code: 'unknown_field', message: expect.any(String) });
+    expect(response.body.error.message).toMatch(/^Invalid body: extra_0 [^;]+(; extra_\d+ [^;]+){19}; and 19980 more problems\.$/);
+    expect(JSON.stringify(response.body).length).toBeLessThan(20_000);
+
+    // A page anyone can post to with no key: the same bound.
+    const page = await ctx.app.inject({
+      method: 'POST',
+      url: '/share/estimates/not-a-token/accept',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ signature_name: 'x', ...Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`f${i}`, 1])) }),
+    });
+    expect(page.statusCode).toBe(400);
+    expect(page.json().error.details).toHaveLength(100);
+    expect(page.body.length).toBeLessThan(20_000);
+  });
+});
+
 describe('malformed request bodies', () => {
   it('refuses malformed JSON with 400 validation_error', async () => {
     const { key } = await makeCompany(ctx.database);
