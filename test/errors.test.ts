@@ -51,6 +51,33 @@ describe('errors of many problems (§11: bounded work)', () => {
   });
 });
 
+describe('bodies nested past any use (§11)', () => {
+  it('are refused before they are parsed, naming the top-level field; a free-form field past 32 levels still names itself', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const deep = (levels: number) => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+    const post = (payload: string) =>
+      ctx.app.inject({ method: 'POST', url: '/api/v1/customers', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload });
+    const start = '{"first_name":"A","last_name":"B","notes":"[[[[{{{{ \\" [[[[","internal_flags":';
+    for (const levels of [40, 100, 150_000]) {
+      const response = await post(`${start}${deep(levels)}}`);
+      expect(response.statusCode, String(levels)).toBe(400);
+      expect(response.json().error.details, String(levels)).toEqual([{ field: 'internal_flags', code: 'out_of_range', message: 'must nest at most 32 levels deep' }]);
+    }
+    const arrays = await post(`{"selected_addons":${'['.repeat(400_000)}${']'.repeat(400_000)}}`);
+    expect(arrays.statusCode).toBe(400);
+    expect(arrays.json().error.details[0]).toMatchObject({ field: 'selected_addons', code: 'out_of_range' });
+    const rootArray = await post('['.repeat(100) + ']'.repeat(100));
+    expect(rootArray.json().error.details[0]).toMatchObject({ field: 'body', code: 'out_of_range' });
+    // Brackets inside strings are text, and 32 levels of a free-form field are fine.
+    const fine = await post(`${start}${deep(32)}}`);
+    expect(fine.statusCode, fine.body).toBe(200);
+    expect(fine.json().data.notes).toBe('[[[[{{{{ " [[[[');
+    // No key: 401 before anything about the body.
+    const anonymous = await ctx.app.inject({ method: 'POST', url: '/api/v1/customers', headers: { 'content-type': 'application/json' }, payload: `{"a":${'['.repeat(1000)}${']'.repeat(1000)}}` });
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
+
 describe('malformed request bodies', () => {
   it('refuses malformed JSON with 400 validation_error', async () => {
     const { key } = await makeCompany(ctx.database);

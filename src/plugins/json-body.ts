@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { validationError, type ErrorDetail } from '../errors.js';
+import { FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { misroutedLiteral } from './errors.js';
 
@@ -13,6 +14,60 @@ const withSuspectEscapes = new WeakSet<FastifyRequest>();
 const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 /** Text no stored string can hold as sent: a NUL character, or half of a surrogate pair. */
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * How deep a body may nest: a free-form field nests at most FREE_FORM_MAX_DEPTH levels (§4) below a body a
+ * few levels deep. Deeper bodies are refused before they are parsed: a megabyte of `[[[[...` costs a parse
+ * and its garbage far beyond what any request needs, on the event loop every company shares (§11).
+ */
+const MAX_BODY_DEPTH = 2 * FREE_FORM_MAX_DEPTH;
+
+/**
+ * Whether the JSON text nests deeper than `max` levels, read without parsing it: undefined when it does
+ * not, else the top-level field under which it does (null outside any).
+ */
+export function tooDeepUnder(text: string, max: number): string | null | undefined {
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let keyStart = -1;
+  let key: string | null = null;
+  let last = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) {
+        inString = false;
+        last = c;
+        if (keyStart >= 0) {
+          key = text.slice(keyStart, i + 1);
+          keyStart = -1;
+        }
+      }
+      continue;
+    }
+    if (c === 0x22) {
+      inString = true;
+      // A string right after the root object's `{` or `,` is one of its field names.
+      if (depth === 1 && (last === 0x7b || last === 0x2c)) keyStart = i;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > max) {
+        try {
+          return key === null ? null : (JSON.parse(key) as string);
+        } catch {
+          return null;
+        }
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--;
+    if (c > 0x20) last = c;
+  }
+  return undefined;
+}
 
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
@@ -29,6 +84,12 @@ export const jsonParserPlugin = fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       if ((body as string).trim() === '') {
         done(null, undefined);
+        return;
+      }
+      const deepUnder = tooDeepUnder(body as string, MAX_BODY_DEPTH);
+      if (deepUnder !== undefined) {
+        const message = `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep`;
+        done(validationError([{ field: deepUnder ?? 'body', code: 'out_of_range', message }], 'body'), undefined);
         return;
       }
       // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
