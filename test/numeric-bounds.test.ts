@@ -247,4 +247,27 @@ describe('an invoice of many line items (SPEC: "any number of items"; DECISIONS 
     expect(most.status).toBe(200);
     expect(most.body.data.preview.subtotal).toBe(10_000);
   });
+
+  it('refuses a list page of more than 20,000 line items with 400 naming limit; a smaller page of the same invoices is served', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(ctx.app, company.key);
+    const line_items = Array.from({ length: 9_000 }, () => ({ description: 'Part', quantity: 1, unit_price: 1 }));
+    for (let i = 0; i < 3; i++) {
+      const job = await makeJob(ctx.app, company.key, { customer_uuid: customer.uuid });
+      const created = await call(ctx.app, 'POST', '/api/v1/invoices', {
+        key: company.key,
+        body: { job_uuid: job.uuid, customer_uuid: customer.uuid, due_date: '2099-12-31', line_items },
+      });
+      expect(created.status).toBe(200);
+    }
+    const heavy = await call(ctx.app, 'GET', '/api/v1/invoices?limit=3', { key: company.key });
+    expect(heavy.status).toBe(400);
+    expect(heavy.body.error.details).toEqual([{ field: 'limit', code: 'out_of_range', message: expect.stringMatching(/27000 line items, more than the 20000/) }]);
+    const two = await call(ctx.app, 'GET', '/api/v1/invoices?limit=2', { key: company.key });
+    expect(two.status).toBe(200);
+    expect(two.body.data.invoices.map((invoice: { line_items: unknown[] }) => invoice.line_items.length)).toEqual([9_000, 9_000]);
+    expect(two.body.data.pagination).toMatchObject({ total: 3, total_pages: 2 });
+    const last = await call(ctx.app, 'GET', '/api/v1/invoices?limit=2&page=2', { key: company.key });
+    expect(last.body.data.invoices).toHaveLength(1);
+  });
 });

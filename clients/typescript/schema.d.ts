@@ -677,7 +677,7 @@ export interface paths {
         };
         /**
          * List invoices
-         * @description Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location's timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number.
+         * @description Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location's timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number. A page holds at most 20,000 line items in all: a page that would hold more is 400 naming limit (ask for fewer invoices a page).
          *
          *     Scope: `invoices:read` (or `invoices:write` or `*`); a key without it gets 403 `insufficient_scope`.
          */

@@ -3,6 +3,7 @@ import { assertRecordedWrite } from '../../shared/recorded-writes.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
 import type { Db } from '../../db/client.js';
 import { customers, estimates, invoices, jobs, locations, payments } from '../../db/schema/index.js';
+import { pageOffset } from '../../shared/list-query.js';
 import { byUuid, byUuidPlaceholders, countRows, findRow, insertRow, insertRowWith, listOrder, paginate, scoped, searchMatches, syncFilter, updateRow } from '../../shared/tenant-table.js';
 import { DEFAULT_TIMEZONE, type InvoiceStatus, type StoredInvoiceStatus } from './invoice-status.js';
 import type { ListInvoicesQuery } from './invoices.schemas.js';
@@ -136,9 +137,13 @@ function listFilters(query: ListInvoicesQuery): Array<SQL | undefined> {
   ];
 }
 
-export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery) {
+function listWhere(companyId: string, query: ListInvoicesQuery) {
   const filters = listFilters(query);
-  const where = and(scoped(invoices, companyId, query.include_deleted), ...filters);
+  return { filters, where: and(scoped(invoices, companyId, query.include_deleted), ...filters) };
+}
+
+export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery) {
+  const { filters, where } = listWhere(companyId, query);
   return paginate(
     query,
     (offset, limit) =>
@@ -152,6 +157,16 @@ export function listInvoices(db: Db, companyId: string, query: ListInvoicesQuery
         .offset(offset),
     () => countRows(db, invoices, companyId, query.include_deleted, filters),
   );
+}
+
+/** How many line items the page `query` asks for holds, counted in PostgreSQL without reading them out. */
+export async function pageLineItems(db: Db, companyId: string, query: ListInvoicesQuery): Promise<number> {
+  const { where } = listWhere(companyId, query);
+  const lines = sql<number>`jsonb_array_length(coalesce(${invoices.lineItems}, '[]'::jsonb))`.as('lines');
+  const page = db.select({ lines }).from(invoices).innerJoin(customers, customerOfInvoice).where(where);
+  const rows = page.orderBy(...listOrder(invoices, query)).limit(query.limit).offset(pageOffset(query)).as('page');
+  const [weight] = await db.select({ lines: sql<number>`coalesce(sum(${rows.lines}), 0)::int` }).from(rows);
+  return weight?.lines ?? 0;
 }
 export type InvoiceListRow = Awaited<ReturnType<typeof listInvoices>>['items'][number];
 

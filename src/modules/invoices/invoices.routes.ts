@@ -54,7 +54,7 @@ export const invoiceRoutes: FastifyPluginAsync = async (parent) => {
     listQuery: ListInvoicesQuery,
     service: invoicesService,
     descriptions: {
-      list: 'Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location\'s timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number.',
+      list: 'Newest first. status: All | Draft | Pending | Paid | Overdue (Overdue: Pending, past due_date in the location\'s timezone, balance above 0; Pending excludes those). Filters customer_uuid, job_uuid; search matches invoice_number. A page holds at most 20,000 line items in all: a page that would hold more is 400 naming limit (ask for fewer invoices a page).',
       create:
         'Creates an invoice for a job of the company and moves the job to Invoiced. customer_uuid must be the customer of the job and of the estimate when one is given (one customer per document). The number comes from the numbering settings. Amounts: line_items, else subtotal, else the estimate, else the job (actual_amount, else estimated_amount, else 0).',
       update:

@@ -28,6 +28,7 @@ import { settleInvoice } from './invoice-settlement.js';
 import { businessToday, requestedStatus, settledStatus, type InvoiceStatus } from './invoice-status.js';
 import { toInvoiceListItem, toInvoiceResponse } from './invoices.mapper.js';
 import * as repository from './invoices.repository.js';
+import { MAX_LINE_ITEMS } from './invoices.schemas.js';
 import type {
   CreateInvoiceBody,
   InvoiceListItem,
@@ -70,6 +71,13 @@ function pricingColumns(pricing: InvoicePricing) {
     lineItems: pricing.lines,
   };
 }
+
+/**
+ * The most line items one list page may carry (two invoices of the most lines each). A page of a hundred of
+ * the largest invoices would be a 100 MB answer, built and held in memory by the instance every company
+ * shares (DECISIONS §11); such a page is refused with a clear error asking for a smaller limit.
+ */
+export const MAX_PAGE_LINE_ITEMS = 2 * MAX_LINE_ITEMS;
 
 const AMOUNT_FIELDS = ['invoice_type', 'progress_percentage', 'line_items', 'subtotal', 'tax_amount', 'discount_amount'] as const;
 
@@ -345,7 +353,17 @@ export const invoiceRecords: RecordedType<InvoiceResponse> = {
 };
 
 export const invoicesService: CrudService<InvoiceListItem, InvoiceResponse, CreateInvoiceBody, UpdateInvoiceBody, ListInvoicesQuery> = {
-  list: async (db, companyId, query) => mapPage(await repository.listInvoices(db, companyId, query), toInvoiceListItem),
+  list: async (db, companyId, query) => {
+    const lines = await repository.pageLineItems(db, companyId, query);
+    if (lines > MAX_PAGE_LINE_ITEMS) {
+      throw invalidField(
+        'limit',
+        `asks for a page of ${lines} line items, more than the ${MAX_PAGE_LINE_ITEMS} one page may carry; ask for fewer invoices a page`,
+        'out_of_range',
+      );
+    }
+    return mapPage(await repository.listInvoices(db, companyId, query), toInvoiceListItem);
+  },
   get: (db, companyId, uuid, includeDeleted) => getRecord(invoiceRecords, db, companyId, uuid, includeDeleted),
   create,
   update,
