@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomTimeOrderedId } from './shared/ids.js';
 import type { Config } from './config.js';
@@ -85,10 +86,8 @@ export async function buildApp(deps: AppDeps) {
     // Request loggers are made on their first line written (src/plugins/lazy-logger.ts).
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection, and so
-    // is one that opens a connection and stays silent (requestTimeout starts only with the first byte).
+    // A client that trickles or stalls a request (an upload) is cut off instead of holding a connection.
     requestTimeout: config.REQUEST_TIMEOUT_MS,
-    connectionTimeout: config.REQUEST_TIMEOUT_MS,
     trustProxy: trustProxySetting(config.TRUST_PROXY),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     return503OnClosing: true,
@@ -147,6 +146,7 @@ export async function buildApp(deps: AppDeps) {
   // JSON.stringify writes them, so serialization never dominates a request.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
+  closeSilentConnections(app, config.REQUEST_TIMEOUT_MS);
   await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
 
@@ -166,4 +166,20 @@ export async function buildApp(deps: AppDeps) {
   await app.register(calendarFeedRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   return app;
+}
+
+/**
+ * A connection that sends nothing for `ms` after it opens is closed: requestTimeout starts only with a
+ * request's first byte, so a silent connection would otherwise be held for good. Once it has sent a byte,
+ * requestTimeout and keepAliveTimeout take over; a request the server is still answering is never cut.
+ */
+function closeSilentConnections(app: FastifyInstance, ms: number): void {
+  if (ms <= 0) return;
+  app.server.on('connection', (socket: Socket) => {
+    const timer = setTimeout(() => socket.destroy(), ms);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    socket.once('data', clear);
+    socket.once('close', clear);
+  });
 }

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createStorage } from '../src/storage/create-storage.js';
 import type { LocalStorage } from '../src/storage/local-storage.js';
-import { buildTestApp, call } from './helpers/app.js';
+import { buildApp } from '../src/app.js';
+import { buildTestApp, call, testConfig } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { makeJob, PNG_BYTES, JPEG_BYTES } from './helpers/jobs-factories.js';
 
@@ -451,8 +452,14 @@ describe('slow clients', () => {
     await expectNothingStored(ctxJob);
   });
 
-  it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS, an idle one after its answer too', async () => {
-    const timed = await buildTestApp({ env: { UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' } });
+  it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; one in use, or waiting for a slow answer, is not', async () => {
+    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' });
+    const timed = { app: await buildApp({ config, database: ctx.database }) };
+    // Test-only: an answer that takes longer than REQUEST_TIMEOUT_MS, as a write waiting on a lock may.
+    timed.app.get('/__slow', async () => {
+      await pause(1_800);
+      return { answered: true };
+    });
     const address = await timed.app.listen({ host: '127.0.0.1', port: 0 });
     const timedPort = Number(new URL(address).port);
     const silent = connect(timedPort, '127.0.0.1');
@@ -474,6 +481,9 @@ describe('slow clients', () => {
     }
     await waitFor(() => answers === 4, 5_000, 'four answers on one connection');
     busy.destroy();
+    const slow = await fetch(`${address}/__slow`);
+    expect(slow.status).toBe(200);
+    expect(await slow.json()).toEqual({ answered: true });
     await timed.app.close();
   });
 
