@@ -27,15 +27,15 @@ describe('error envelope', () => {
 });
 
 describe('errors of many problems (§11: bounded work)', () => {
-  it('name at most 100 details and summarize 20 in the message, counting the rest, with or without a key', async () => {
+  it('name at most 100 details and summarize 20 in the message, counting the rest; bodies of thousands of fields are refused unread', async () => {
     const { key } = await makeCompany(ctx.database);
     const body: Record<string, unknown> = { ...validCustomer() };
-    for (let i = 0; i < 20_000; i++) body[`extra_${i}`] = 1;
+    for (let i = 0; i < 950; i++) body[`extra_${i}`] = 1;
     const response = await call(ctx.app, 'POST', '/api/v1/customers', { key, body });
     expectError(response, 400, 'validation_error');
     expect(response.body.error.details).toHaveLength(100);
     expect(response.body.error.details[0]).toEqual({ field: 'extra_0', code: 'unknown_field', message: expect.any(String) });
-    expect(response.body.error.message).toMatch(/^Invalid body: extra_0 [^;]+(; extra_\d+ [^;]+){19}; and 19980 more problems\.$/);
+    expect(response.body.error.message).toMatch(/^Invalid body: extra_0 [^;]+(; extra_\d+ [^;]+){19}; and 930 more problems\.$/);
     expect(JSON.stringify(response.body).length).toBeLessThan(20_000);
 
     // A page anyone can post to with no key: the same bound.
@@ -43,11 +43,30 @@ describe('errors of many problems (§11: bounded work)', () => {
       method: 'POST',
       url: '/share/estimates/not-a-token/accept',
       headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ signature_name: 'x', ...Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`f${i}`, 1])) }),
+      payload: JSON.stringify({ signature_name: 'x', ...Object.fromEntries(Array.from({ length: 990 }, (_, i) => [`f${i}`, 1])) }),
     });
     expect(page.statusCode).toBe(400);
     expect(page.json().error.details).toHaveLength(100);
     expect(page.body.length).toBeLessThan(20_000);
+
+    // Past 1,000 fields in the body, or 10,923 in an object inside it, the body is refused before it is parsed.
+    const flood = await ctx.app.inject({
+      method: 'POST',
+      url: '/share/estimates/not-a-token/accept',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ signature_name: 'x', ...Object.fromEntries(Array.from({ length: 80_000 }, (_, i) => [`f${i}`, 1])) }),
+    });
+    expect(flood.statusCode).toBe(400);
+    expect(flood.json().error.details).toEqual([{ field: 'body', code: 'out_of_range', message: 'must have at most 1000 fields' }]);
+    const nested = await call(ctx.app, 'POST', '/api/v1/customers', {
+      key,
+      body: { ...validCustomer(), internal_flags: Object.fromEntries(Array.from({ length: 12_000 }, (_, i) => [`k${i}`, 0])) },
+    });
+    expectError(nested, 400, 'validation_error');
+    expect(nested.body.error.details).toEqual([{ field: 'internal_flags', code: 'out_of_range', message: 'must have objects of at most 10923 fields' }]);
+    // Colons inside strings are text, not fields.
+    const colons = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: { ...validCustomer(), notes: ':'.repeat(5_000) } });
+    expect(colons.status).toBe(200);
   });
 });
 

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { validationError, type ErrorDetail } from '../errors.js';
-import { FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
+import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { misroutedLiteral } from './errors.js';
 
@@ -17,22 +17,44 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 /**
  * How deep a body may nest: a free-form field nests at most FREE_FORM_MAX_DEPTH levels (§4) below a body a
- * few levels deep. Deeper bodies are refused before they are parsed: a megabyte of `[[[[...` costs a parse
- * and its garbage far beyond what any request needs, on the event loop every company shares (§11).
+ * few levels deep.
  */
 const MAX_BODY_DEPTH = 2 * FREE_FORM_MAX_DEPTH;
+/** How many fields a body's own object may have: far more than any request takes. */
+const MAX_BODY_FIELDS = 1_000;
+/** How many fields an object inside a body may have: what a free-form object's FREE_FORM_MAX_CHARS can hold. */
+const MAX_OBJECT_FIELDS = Math.ceil(FREE_FORM_MAX_CHARS / 6);
+
+/** What makes a JSON text too costly to parse for what any request may hold, and under which top-level field. */
+export interface BodyShapeProblem {
+  /** The top-level field it is under; null outside any (the body's own object). */
+  field: string | null;
+  problem: 'depth' | 'fields';
+}
 
 /**
- * Whether the JSON text nests deeper than `max` levels, read without parsing it: undefined when it does
- * not, else the top-level field under which it does (null outside any).
+ * Reads the JSON text without parsing it, for nesting deeper than MAX_BODY_DEPTH or objects of more fields
+ * than MAX_BODY_FIELDS (the body itself) or MAX_OBJECT_FIELDS (inside it). A megabyte of `[[[[...` or of
+ * `"f1":1,"f2":1,...` costs a parse, a validation and their garbage far beyond what any request needs, on the
+ * event loop every company shares (§11): such bodies are refused before they are parsed.
  */
-export function tooDeepUnder(text: string, max: number): string | null | undefined {
-  let depth = 0;
+export function bodyShapeProblem(text: string): BodyShapeProblem | undefined {
+  // Fields seen in each open object (-1: an array) from the outermost in.
+  const open: number[] = [];
   let inString = false;
   let escaped = false;
   let keyStart = -1;
   let key: string | null = null;
   let last = 0;
+  const found = (problem: BodyShapeProblem['problem']): BodyShapeProblem => {
+    let field: string | null = null;
+    try {
+      field = key === null || open.length === 1 ? null : (JSON.parse(key) as string);
+    } catch {
+      field = null;
+    }
+    return { field, problem };
+  };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -51,19 +73,18 @@ export function tooDeepUnder(text: string, max: number): string | null | undefin
     if (c === 0x22) {
       inString = true;
       // A string right after the root object's `{` or `,` is one of its field names.
-      if (depth === 1 && (last === 0x7b || last === 0x2c)) keyStart = i;
+      if (open.length === 1 && (last === 0x7b || last === 0x2c)) keyStart = i;
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
-      depth++;
-      if (depth > max) {
-        try {
-          return key === null ? null : (JSON.parse(key) as string);
-        } catch {
-          return null;
-        }
-      }
-    } else if (c === 0x7d || c === 0x5d) depth--;
+      open.push(c === 0x7b ? 0 : -1);
+      if (open.length > MAX_BODY_DEPTH) return found('depth');
+    } else if (c === 0x7d || c === 0x5d) open.pop();
+    else if (c === 0x3a && open.length > 0 && open[open.length - 1] >= 0) {
+      // A colon outside strings ends a field name: one field more in the innermost object.
+      const fields = ++open[open.length - 1];
+      if (fields > (open.length === 1 ? MAX_BODY_FIELDS : MAX_OBJECT_FIELDS)) return found('fields');
+    }
     if (c > 0x20) last = c;
   }
   return undefined;
@@ -86,10 +107,15 @@ export const jsonParserPlugin = fp(
         done(null, undefined);
         return;
       }
-      const deepUnder = tooDeepUnder(body as string, MAX_BODY_DEPTH);
-      if (deepUnder !== undefined) {
-        const message = `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep`;
-        done(validationError([{ field: deepUnder ?? 'body', code: 'out_of_range', message }], 'body'), undefined);
+      const shape = bodyShapeProblem(body as string);
+      if (shape) {
+        const message =
+          shape.problem === 'depth'
+            ? `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep`
+            : shape.field === null
+              ? `must have at most ${MAX_BODY_FIELDS} fields`
+              : `must have objects of at most ${MAX_OBJECT_FIELDS} fields`;
+        done(validationError([{ field: shape.field ?? 'body', code: 'out_of_range', message }], 'body'), undefined);
         return;
       }
       // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
