@@ -187,6 +187,11 @@ describe('calendar feeds', () => {
     const large = await app.inject({ method: 'GET', url: path });
     expect(large.statusCode).toBe(200);
     expect(large.headers['content-type']).toBe('text/calendar; charset=utf-8');
+    // Every content line ends with CRLF (RFC 5545 §3.1), the last one too, inline or from the pool.
+    for (const body of [small.body, large.body]) {
+      expect(body.endsWith('END:VCALENDAR\r\n')).toBe(true);
+      expect(body.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/);
+    }
     expect(app.documentRenderer.completed).toBe(rendersBefore + 1);
     const events = parse(large.body);
     expect(events).toHaveLength(8);
