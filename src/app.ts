@@ -176,10 +176,11 @@ export async function buildApp(deps: AppDeps) {
 function closeSilentConnections(app: FastifyInstance, ms: number): void {
   if (ms <= 0) return;
   app.server.on('connection', (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), ms);
+    // bytesRead, not a 'data' listener: one would take the socket off Node's native HTTP parsing.
+    const timer = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, ms);
     timer.unref();
-    const clear = () => clearTimeout(timer);
-    socket.once('data', clear);
-    socket.once('close', clear);
+    socket.once('close', () => clearTimeout(timer));
   });
 }

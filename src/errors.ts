@@ -93,36 +93,22 @@ export function statusOf(code: ErrorCode): number {
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`);
 
 /**
- * The one way a validation error is worded: one item per problem of a field (the first of two with the same
- * field and code stands), and a message that lists them, so every 400 with details reads the same.
- * `where` names the part of the request: body, query, path, headers, upload, or request when it varies.
- */
-/**
  * An error names at most this many problems (its details; its message the first MAX_SUMMARIZED of them and
- * how many more): a body of a hundred thousand unknown fields gets a short answer, not one of megabytes
- * built on the event loop (DECISIONS §11).
+ * how many more): a form of thousands of unknown fields gets a short answer, not one of megabytes built on
+ * the event loop (DECISIONS §11). JSON bodies of that many fields are refused before they are read (json-body.ts).
  */
 export const MAX_ERROR_DETAILS = 100;
 const MAX_SUMMARIZED = 20;
 
-/** Details with a count of further problems of the same request that were not described one by one. */
-type CountedDetails = ErrorDetail[] & { omitted?: number };
-
-/** `details`, saying that `omitted` more problems were found and not described. */
-export function withOmitted(details: ErrorDetail[], omitted: number): ErrorDetail[] {
-  if (omitted > 0) (details as CountedDetails).omitted = omitted;
-  return details;
-}
-
-/** How many problems `details` found and did not describe (withOmitted). */
-export function omittedOf(details: ErrorDetail[]): number {
-  return (details as CountedDetails).omitted ?? 0;
-}
-
+/**
+ * The one way a validation error is worded: one item per problem of a field (the first of two with the same
+ * field and code stands), and a message that lists them, so every 400 with details reads the same.
+ * `where` names the part of the request: body, query, path, headers, upload, or request when it varies.
+ */
 export function validationError(details: ErrorDetail[], where = 'request'): AppError {
   const seen = new Set<string>();
   const distinct: ErrorDetail[] = [];
-  let more = omittedOf(details);
+  let more = 0;
   for (const detail of details) {
     const key = `${detail.field}\u0000${detail.code}`;
     if (seen.has(key)) continue;

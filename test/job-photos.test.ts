@@ -402,14 +402,17 @@ describe('the orphan sweep', () => {
     const unknownCompany = uuidv7();
     const elsewhere = `${unknownCompany}/${uuidv7()}/${uuidv7()}.png`;
     await storage.put(elsewhere, Readable.from([PNG_BYTES]), { contentType: 'image/png' });
+    // A stray file whose name only looks like a key: left alone, and the sweep goes on past it.
+    const stray = `${company.companyId}/${job.uuid}/${'-'.repeat(36)}.png`;
+    await storage.put(stray, Readable.from([PNG_BYTES]), { contentType: 'image/png' });
 
     // Files written after the cutoff are left alone: an upload may still be committing them.
     expect(await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() - 3600_000))).toBe(0);
-    expect(filesOf(uploadRoot, company.companyId, job.uuid)).toHaveLength(3);
+    expect(filesOf(uploadRoot, company.companyId, job.uuid)).toHaveLength(4);
 
     const removed = await removeOrphanFiles(ctx.database.db, storage, new Date(Date.now() + 1000));
     expect(removed).toBeGreaterThanOrEqual(2);
-    expect(filesOf(uploadRoot, company.companyId, job.uuid).sort()).toEqual([`${kept.uuid}.png`, `${deleted.uuid}.png`].sort());
+    expect(filesOf(uploadRoot, company.companyId, job.uuid).sort()).toEqual([`${kept.uuid}.png`, `${deleted.uuid}.png`, `${'-'.repeat(36)}.png`].sort());
     expect(filesOf(uploadRoot, other.company.companyId, other.job.uuid)).toEqual([]);
     expect(existsSync(path.join(uploadRoot, elsewhere))).toBe(true);
     const file = await fetchFile(kept.photo_url);

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { randomTimeOrderedId } from '../shared/ids.js';
 import { z } from 'zod';
-import { AppError, missingReference, omittedOf, statusOf, validationError, withOmitted, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { detailsOf, emptyObjectValue, fastValidatorOf, parseInput } from '../shared/validation.js';
 
 declare module 'fastify' {
@@ -156,13 +156,12 @@ function withReadOnlyFields(details: ErrorDetail[], request: FastifyRequest): Er
   const answered = new Set([...answeredFields(schema), ...answeredFields(createSchema)]);
   if (answered.size === 0) return details;
   const creatable = isUpdate ? objectKeys(createSchema?.body) : new Set<string>();
-  const marked = details.map((detail): ErrorDetail => {
+  return details.map((detail) => {
     if (detail.code !== 'unknown_field' || !answered.has(detail.field)) return detail;
     return creatable.has(detail.field)
       ? { field: detail.field, code: 'read_only', message: 'cannot be changed after create' }
       : { field: detail.field, code: 'read_only', message: 'is set by the server and cannot be sent' };
   });
-  return withOmitted(marked, omittedOf(details));
 }
 
 /** Any failure as the AppError the envelope shows (also for routes that answer errors in HTML). */

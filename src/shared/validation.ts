@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DETAIL_CODES, MAX_ERROR_DETAILS, validationError, withOmitted, type AppError, type DetailCode, type ErrorDetail } from '../errors.js';
+import { DETAIL_CODES, validationError, type AppError, type DetailCode, type ErrorDetail } from '../errors.js';
 
 /*
  * The one mapping from zod's issues to the detail codes and messages of DECISIONS.md §1. Every request part
@@ -151,15 +151,10 @@ export function fieldOfPath(path: ReadonlyArray<PropertyKey>): string {
  */
 export function detailsOf(issues: ReadonlyArray<z.core.$ZodIssue>, whole: string): ErrorDetail[] {
   const details: ErrorDetail[] = [];
-  let omitted = 0;
   for (const issue of issues as ReadonlyArray<IssueLike & { path: PropertyKey[]; message: string }>) {
     const code = detailCodeOf(issue);
     if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys ?? [];
-      // Past what an error names (validationError), unknown keys are counted, not described one by one.
-      const named = keys.slice(0, MAX_ERROR_DETAILS);
-      omitted += keys.length - named.length;
-      for (const key of named) details.push({ field: fieldOfPath([...issue.path, key]), code, message: issue.message });
+      for (const key of issue.keys ?? []) details.push({ field: fieldOfPath([...issue.path, key]), code, message: issue.message });
       continue;
     }
     const nested = issue.code === 'invalid_key' || issue.code === 'invalid_element' ? issue.issues?.[0] : undefined;
@@ -170,8 +165,7 @@ export function detailsOf(issues: ReadonlyArray<z.core.$ZodIssue>, whole: string
   // A value of the wrong type (or none) has that one problem: checks made of it anyway (the length of a
   // string sent for an array) say nothing more.
   const mistyped = new Set(details.filter((item) => item.code === 'invalid_type' || item.code === 'required').map((item) => item.field));
-  const kept = mistyped.size === 0 ? details : details.filter((item) => !mistyped.has(item.field) || item.code === 'invalid_type' || item.code === 'required');
-  return withOmitted(kept, omitted);
+  return mistyped.size === 0 ? details : details.filter((item) => !mistyped.has(item.field) || item.code === 'invalid_type' || item.code === 'required');
 }
 
 export type ParseResult<T> = { success: true; data: T } | { success: false; issues: ReadonlyArray<z.core.$ZodIssue> };

@@ -6,6 +6,7 @@ import { jobPhotos } from '../../db/schema/index.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
 import type { Actor } from '../../auth/principal.js';
 import type { Page } from '../../shared/list-query.js';
+import { UUID_PATTERN } from '../../shared/formats.js';
 import { parseOrThrow } from '../../shared/validation.js';
 import { PHOTO_EXTENSIONS, type LinkOptions, type Storage } from '../../storage/storage.js';
 import { byteCounter, peek } from '../../storage/streams.js';
@@ -355,9 +356,9 @@ const SWEEP_BATCH = 500;
 
 /**
  * Removes the photo files written before `before` that no photo row names (a deleted photo's row keeps its
- * file; a company this database does not know keeps all of its files): what an upload leaves when its process dies between storing its files and committing their rows, or
- * when the database stays unreachable after a failed commit so the upload cannot tell whether its rows were
- * written. `before` must be older than any upload still in progress. Answers how many files it removed.
+ * file; a company this database does not know keeps all of its files): what an upload leaves when its
+ * process dies between storing its files and committing their rows, or when the database stays unreachable
+ * after a failed commit so the upload cannot tell whether its rows were written. `before` must be older than any upload still in progress. Answers how many files it removed.
  */
 export async function removeOrphanFiles(db: Db, storage: Storage, before: Date, signal?: AbortSignal): Promise<number> {
   let removed = 0;
@@ -374,7 +375,10 @@ export async function removeOrphanFiles(db: Db, storage: Storage, before: Date, 
   for await (const key of storage.keysWrittenBefore(before)) {
     // Keys are <company>/<job>/<photo uuid>.<extension> (isStorageKey).
     const [companyId, , file] = key.split('/');
-    batch.push({ key, companyId, uuid: file.slice(0, file.indexOf('.')) });
+    const uuid = file.slice(0, file.indexOf('.'));
+    // A stray file whose name only looks like a key is not ours to judge (nor to break the batch's uuid cast).
+    if (!UUID_PATTERN.test(companyId) || !UUID_PATTERN.test(uuid)) continue;
+    batch.push({ key, companyId, uuid });
     if (batch.length >= SWEEP_BATCH) await sweep();
     // A closing app stops between batches; the next start sweeps again.
     if (signal?.aborted) return removed;
