@@ -8,11 +8,11 @@ import { eventsOf } from './helpers/events.js';
 import { createVia, makeCompany, makeCustomer, makeUser } from './helpers/factories.js';
 
 /**
- * A technician's window (assigned_user_id, from, to, sort=starts_at) is answered in the JSON text
- * PostgreSQL makes of each visit (visits.repository.ts, VISIT_JSON); every other read goes through the
- * mapper (visits.mapper.ts). The two must write the same text: field order, escapes, timestamps and the
- * local fields in zones with daylight-saving changes and odd offsets. And visit_assignees, which the window
- * reads, must follow every write of a visit.
+ * A technician's window (assigned_user_id, from, to, sort=starts_at) is answered in the JSON text each visit
+ * row keeps (record_json, written by PostgreSQL's triggers: migrations/0019_visit_record_json.sql); every other
+ * read goes through the mapper (visits.mapper.ts). The two must write the same text: field order, escapes,
+ * timestamps and the local fields in zones with daylight-saving changes and odd offsets, and after every
+ * change of what a visit embeds. And visit_assignees, which the window reads, must follow every write of a visit.
  */
 const ctx = await buildTestApp();
 const { app } = ctx;
@@ -124,6 +124,44 @@ describe("a technician's window in PostgreSQL's JSON", () => {
 
     expect((await call(app, 'DELETE', `/api/v1/visits/${made.uuid}`, { key })).status).toBe(200);
     expect(await uuids(techB)).toEqual([]);
+  });
+
+  it("keeps each visit's stored text its GET form through every change of what it embeds", async () => {
+    const { key, job, techA, techB } = await setup();
+    const other = await makeCustomer(ctx.app, key);
+    const location = await createVia(app, key, '/locations', { name: 'Yard', address1: '2 Side St', city: 'Austin', state: 'TX', zip: '78702', timezone: 'America/Chicago' });
+    const visit = await createVia(app, key, '/visits', {
+      job_uuid: job.uuid,
+      starts_at: '2026-07-10T14:00:00Z',
+      ends_at: '2026-07-10T15:00:00Z',
+      assigned_user_ids: [techB, techA],
+    });
+    const second = await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2026-07-11T14:00:00Z', ends_at: '2026-07-11T15:00:00Z', assigned_user_ids: [techA] });
+    /** Each live visit's window text is its GET's `data`, byte for byte. */
+    const agree = async (label: string) => {
+      const listed = await call(app, 'GET', windowPath(techA, '2026-07-01T00:00:00Z', '2026-08-01T00:00:00Z'), { key });
+      expect(listed.status, label).toBe(200);
+      const expected: string[] = [];
+      for (const uuid of [visit.uuid, second.uuid]) expected.push(dataText((await call(app, 'GET', `/api/v1/visits/${uuid}`, { key })).raw.body));
+      expect(dataText(listed.raw.body), label).toBe(`{"visits":[${expected.join(',')}],"pagination":{"page":1,"limit":50,"total":2,"total_pages":1}}`);
+      return listed.body.data.visits as Array<Record<string, any>>;
+    };
+    await agree('created');
+    // The job's title, its status (moved by a visit and by a PATCH), its customer and location.
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Boiler \u2028 "B"' } })).status).toBe(200);
+    expect((await agree('job renamed'))[0].job.title).toBe('Boiler \u2028 "B"');
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { status: 'In Progress' } })).status).toBe(200);
+    expect((await agree('job moved'))[0].job.status).toBe('In Progress');
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { customer_uuid: other.uuid, location_uuid: location.uuid } })).status).toBe(200);
+    expect((await agree('job moved to another customer'))[0]).toMatchObject({ customer_uuid: other.uuid, location_uuid: location.uuid });
+    // A user's name, changed outside the API.
+    await ctx.database.db.update(users).set({ firstName: 'Anaé?', lastName: 'New' }).where(eq(users.uuid, techA));
+    expect((await agree('user renamed'))[0].assigned_users[1]).toEqual({ id: techA, first_name: 'Anaé?', last_name: 'New' });
+    // The visit's own changes: its zone (the same instants, other local fields), its status, its users' order.
+    expect((await call(app, 'PATCH', `/api/v1/visits/${visit.uuid}`, { key, body: { time_zone: 'Asia/Kathmandu' } })).status).toBe(200);
+    expect((await agree('zone changed'))[0].local_start_time).toBe('19:45');
+    expect((await call(app, 'PATCH', `/api/v1/visits/${visit.uuid}`, { key, body: { status: 'On Site', assigned_user_ids: [techA, techB] } })).status).toBe(200);
+    expect((await agree('status moved'))[0].arrived_at).not.toBeNull();
   });
 
   it('books a visit in one statement: its answer, GET, created event, kept key answer and holds agree', async () => {

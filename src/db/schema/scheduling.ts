@@ -30,6 +30,12 @@ export const visits = pgTable(
     cancelledAt: timestamptz('cancelled_at'),
     /** The iCalendar SEQUENCE of the visit: grows with every change. */
     sequence: integer('sequence').notNull().default(0),
+    /**
+     * The visit's GET form as JSON text, for the reads that send it as it is stored (a technician's window).
+     * Written only by triggers (migration 0019): on every write of the visit, and on a change of what it
+     * embeds (its job's uuid, title, status, customer and location; its users' names). Never read as a field.
+     */
+    recordJson: text('record_json'),
     ...lifecycle,
   },
   (table) => [

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobs, locations, users, visits, type JobStatus } from '../../db/schema/index.js';
 import { countRows, insertRow, listOrder, paginate, scoped, syncFilter, updateRow } from '../../shared/tenant-table.js';
@@ -8,8 +8,10 @@ import type { ListVisitsQuery } from './visits.schemas.js';
 import type { CreateGuard } from '../changes/changes.repository.js';
 import { insertHoldsSql } from '../schedule/holds.repository.js';
 
-export type VisitRow = typeof visits.$inferSelect;
-export type VisitInsert = typeof visits.$inferInsert;
+/** A visit's columns but record_json (its GET form as text, written by triggers and sent only by the window). */
+const { recordJson: _recordJson, ...visitFields } = getTableColumns(visits);
+export type VisitRow = Omit<typeof visits.$inferSelect, 'recordJson'>;
+export type VisitInsert = Omit<typeof visits.$inferInsert, 'recordJson'>;
 
 export interface VisitUser {
   id: string;
@@ -32,7 +34,7 @@ const assignedUsers = sql<VisitUser[]>`(
 )`;
 
 const visitColumns = {
-  visit: visits,
+  visit: visitFields,
   jobTitle: jobs.title,
   jobStatus: jobs.status,
   jobCustomerUuid: jobs.customerUuid,
@@ -136,36 +138,6 @@ export function isTechnicianWindow(query: ListVisitsQuery): query is TechnicianW
 
 export type TechnicianWindowQuery = ListVisitsQuery & { assigned_user_id: string; from: Date; to: Date };
 
-/** `toISOString()` of a timestamptz, as api-rows.ts writes it. */
-const iso = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
-
-/**
- * A visit's JSON text, made by PostgreSQL for the row `visit` and its job `job`: the same text
- * JSON.stringify(toVisitResponse(...)) gives (row_to_json writes compact JSON in the column order; the local
- * fields from PostgreSQL's zone rules, the same IANA data as Intl's). test/visit-json.test.ts holds the two
- * to the same text.
- */
-const VISIT_JSON = sql`(select row_to_json(item)::text from (select
-    visit.uuid, visit.job_uuid, job.customer_uuid, job.location_uuid, visit.title, visit.instructions, visit.time_zone,
-    ${iso('visit.starts_at')} as starts_at, ${iso('visit.ends_at')} as ends_at,
-    to_char(visit.starts_at at time zone visit.time_zone, 'YYYY-MM-DD') as local_date,
-    to_char(visit.starts_at at time zone visit.time_zone, 'HH24:MI') as local_start_time,
-    to_char(visit.ends_at at time zone visit.time_zone, 'HH24:MI') as local_end_time,
-    visit.arrival_window_minutes, visit.assigned_user_ids, visit.allow_overlap, visit.status,
-    ${iso('visit.dispatched_at')} as dispatched_at, ${iso('visit.en_route_at')} as en_route_at,
-    ${iso('visit.arrived_at')} as arrived_at, ${iso('visit.completed_at')} as completed_at,
-    ${iso('visit.cancelled_at')} as cancelled_at, ${iso('visit.created_at')} as created_at,
-    ${iso('visit.updated_at')} as updated_at, ${iso('visit.deleted_at')} as deleted_at,
-    (select row_to_json(embed) from (select job.uuid, job.title, job.status) embed) as job,
-    (select coalesce('[' || string_agg(person.json, ',' order by assignee.position) || ']', '[]')::json
-      from unnest(visit.assigned_user_ids) with ordinality as assignee(user_id, position)
-      -- limit 1 keeps this a key lookup per user rather than a hash of the company's users per visit.
-      cross join lateral (select row_to_json(found)::text as json from (
-        select u.id, u.first_name, u.last_name from ${users} u where u.company_id = visit.company_id and u.id = assignee.user_id limit 1
-      ) found) person
-    ) as assigned_users
-  ) item)`;
-
 /** The technician's assignments in the window: [starts_at, ends_at) overlaps [from, to) (a visit lasts at most 24 h). */
 const WINDOW = sql`a.company_id = ${sql.placeholder('companyId')}::uuid and a.user_id = ${sql.placeholder('userId')}::uuid
   and a.starts_at > ${sql.placeholder('earliest')}::timestamptz and a.starts_at < ${sql.placeholder('to')}::timestamptz
@@ -182,9 +154,9 @@ function windowParams(companyId: string, query: TechnicianWindowQuery) {
 }
 
 /**
- * A page of a technician's window, each visit as its JSON text: one prepared statement on the range of
- * visit_assignees_window_idx (index order is the page order), the visit, its job and users joined; the
- * total, when the page cannot tell it, counts the same index range.
+ * A page of a technician's window, each visit as the JSON text its row keeps (record_json, its GET form):
+ * one prepared statement on the range of visit_assignees_window_idx (index order is the page order) and the
+ * visits' rows; the total, when the page cannot tell it, counts the same index range.
  */
 export function technicianWindowPage(db: Db, companyId: string, query: TechnicianWindowQuery) {
   const params = windowParams(companyId, query);
@@ -194,10 +166,9 @@ export function technicianWindowPage(db: Db, companyId: string, query: Technicia
       const rows = await queryRows<{ visit_json: string }>(
         db,
         'visits_technician_window_json',
-        () => sql`select ${VISIT_JSON} as visit_json
+        () => sql`select visit.record_json as visit_json
           from visit_assignees a
           join ${visits} visit on visit.company_id = a.company_id and visit.uuid = a.visit_uuid
-          join ${jobs} job on job.company_id = visit.company_id and job.uuid = visit.job_uuid
           where ${WINDOW} and visit.deleted_at is null
           order by a.starts_at, a.visit_uuid
           limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,

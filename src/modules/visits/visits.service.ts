@@ -123,7 +123,8 @@ async function create(db: Db, actor: Actor, body: CreateVisitBody): Promise<Visi
       const record = toVisitResponse({ visit: row, job: inputs.job, users: inputs.users });
       const held = holdsUsers(row) ? holds.claim(companyId, { owner: { visitUuid: uuid }, users: heldUsers(userIds), ...interval, fresh: true }) : null;
       const guard = repository.bookingGuard(companyId, inputs, body.time_zone === undefined, inputs.users, held);
-      if (await createCheckedRecord(db, actor, 'visit', row, record, guard)) return record;
+      // The row keeps its GET form (record_json), which is this answer: the database need not make it again.
+      if (await createCheckedRecord(db, actor, 'visit', { ...row, recordJson: JSON.stringify(record) }, record, guard)) return record;
       if (attempt >= BOOKING_ATTEMPTS) return createLockingJob(db, actor, body, uuid, holds);
     }
   });
