@@ -55,6 +55,7 @@ const CASES: Array<[DetailCode, string, unknown, { field: string; message: strin
   ['invalid_format', 'an email', { ...base, email: 'nope' }, { field: 'email', message: 'must be an email address' }],
   ['invalid_format', 'a uuid', { ...base, id: 'not-a-uuid' }, { field: 'id', message: 'must be a UUID' }],
   ['invalid_format', 'a date that is not on the calendar', { ...base, on: '2026-02-30' }, { field: 'on', message: 'must be a real calendar date' }],
+  ['invalid_format', 'the year 0, which has no dates', { ...base, on: '0000-06-01' }, { field: 'on', message: 'must be a real calendar date' }],
   ['invalid_format', 'a time zone', { ...base, zone: 'Mars/Olympus' }, { field: 'zone', message: 'must be a valid IANA time zone' }],
   ['invalid_enum', 'a value not listed', { ...base, kind: 'hourly' }, { field: 'kind', message: 'must be one of: flat, tiered' }],
   ['invalid_enum', 'a comma-separated value not listed', { ...base, statuses: 'New,Lost' }, { field: 'statuses', message: /'Lost'.*allowed: New, Done/ }],
@@ -106,6 +107,17 @@ describe('the one mapping from zod issues to detail codes', () => {
     expect(detailsFor(nested, { items: [{ qty: 1 }, { qty: 'x' }] })).toEqual([
       { field: 'items[1].qty', code: 'invalid_type', message: 'must be a number' },
     ]);
+  });
+});
+
+describe('dates (DECISIONS §4: real calendar dates)', () => {
+  it('takes the years 1 to 99 as written (Date.UTC would read them as 1900 to 1999) and leap days only in leap years', () => {
+    for (const text of ['0001-01-01', '0050-01-01', '0099-12-31', '0004-02-29', '2000-02-29', '9999-12-31']) {
+      expect(parseInput(calendarDate, text).success, text).toBe(true);
+    }
+    for (const text of ['0000-01-01', '0050-02-29', '1900-02-29', '2026-04-31']) {
+      expect(parseInput(calendarDate, text).success, text).toBe(false);
+    }
   });
 });
 

@@ -42,8 +42,11 @@ export const emailAddress = z.email('must be an email address').max(254, 'must b
 export const calendarDate = patterned(/^\d{4}-\d{2}-\d{2}$/, 10, 'must be a YYYY-MM-DD date')
   .refine((value) => {
     const [year, month, day] = value.split('-').map(Number);
-    const date = new Date(Date.UTC(year, month - 1, day));
-    return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+    // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+    const date = new Date(0);
+    date.setUTCFullYear(year, month - 1, day);
+    // PostgreSQL has no year 0.
+    return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
   }, { message: 'must be a real calendar date', params: detail('invalid_format') })
   .meta({ format: 'date', example: '2026-12-01' });
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, timestamp, uuid, type ExtraConfigColumn } from 'drizzle-orm/pg-core';
+import { index, PgTimestamp, timestamp, uuid, type ExtraConfigColumn } from 'drizzle-orm/pg-core';
 
 /** Columns every tenant table shares: the (company_id, uuid) key and the lifecycle timestamps. */
 export const tenantKey = {
@@ -8,6 +8,20 @@ export const tenantKey = {
 };
 
 export const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+/**
+ * drizzle reads a timestamptz's text with `new Date(text)`, which takes PostgreSQL's text of the years 1 to 99
+ * ('0050-01-01 00:00:00+00') for 1950. Those texts (they start with '00') are handed over in ISO 8601's form,
+ * which Date reads as written; every other text goes the usual way. Inputs take the years 1 to 9999 (formats.ts).
+ */
+const EARLY_TIMESTAMPTZ = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::(\d\d))?$/;
+const readTimestamp = PgTimestamp.prototype.mapFromDriverValue;
+PgTimestamp.prototype.mapFromDriverValue = function (this: { withTimezone: boolean }, value: string): Date {
+  const early = typeof value === 'string' && value.startsWith('00') && this.withTimezone ? EARLY_TIMESTAMPTZ.exec(value) : null;
+  if (!early) return readTimestamp.call(this, value);
+  const [, date, time, hours, minutes = '00'] = early;
+  return new Date(`${date}T${time}${hours}:${minutes}`);
+};
 
 export const lifecycle = {
   createdAt: timestamptz('created_at').notNull().defaultNow(),
