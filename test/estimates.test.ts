@@ -211,6 +211,27 @@ describe('POST /estimates/preview', () => {
     expectValidationError(await post(setup.company.key, '/estimates/preview', { ...body, colour: 'red' }), 'colour');
   });
 
+  it('checks every id it names as create does: another company\'s, or none, is 400, and the job is the customer\'s', async () => {
+    const setup = await companyWith();
+    const other = await companyWith();
+    const key = setup.company.key;
+    const template_uuid = setup.template.uuid;
+    const foreignJob = await insertJob(ctx.database, other.company.companyId, other.customer.uuid);
+    const foreignLocation = await makeLocation(ctx.app, other.company.key);
+    expectValidationError(await post(key, '/estimates/preview', { template_uuid, customer_uuid: other.customer.uuid }), 'customer_uuid');
+    expectValidationError(await post(key, '/estimates/preview', { template_uuid, customer_uuid: MISSING_UUID }), 'customer_uuid');
+    expectValidationError(await post(key, '/estimates/preview', { template_uuid, job_uuid: foreignJob.uuid }), 'job_uuid');
+    expectValidationError(await post(key, '/estimates/preview', { template_uuid, location_uuid: foreignLocation.uuid }), 'location_uuid');
+    const neighbour = await makeCustomer(ctx.app, key);
+    const job = await insertJob(ctx.database, setup.company.companyId, setup.customer.uuid);
+    expectValidationError(await post(key, '/estimates/preview', { template_uuid, customer_uuid: neighbour.uuid, job_uuid: job.uuid }), 'customer_uuid');
+    const location = await makeLocation(ctx.app, key);
+    const named = await post(key, '/estimates/preview', { template_uuid, customer_uuid: setup.customer.uuid, job_uuid: job.uuid, location_uuid: location.uuid });
+    expect(named.status, named.raw.body).toBe(200);
+    // Without a customer, the job alone is checked for being the company's.
+    expect((await post(key, '/estimates/preview', { template_uuid, job_uuid: job.uuid })).status).toBe(200);
+  });
+
   it('needs a live template of the company', async () => {
     const setup = await companyWith();
     const other = await companyWith();
@@ -283,6 +304,26 @@ describe('POST /estimates', () => {
     const read = await get(setup.company.key, `/estimates/${estimate.uuid}`);
     expect(read.status).toBe(200);
     expect(read.body.data).toEqual(estimate);
+  });
+
+  it('keeps a timestamp of the years 1 to 99 as written, and refuses the year 0', async () => {
+    const setup = await companyWith();
+    for (const [given, kept] of [
+      ['0050-01-01T00:00:00Z', '0050-01-01T00:00:00.000Z'],
+      ['0001-01-01T00:00:00+01:00', '0000-12-31T23:00:00.000Z'],
+    ]) {
+      const created = await post(setup.company.key, '/estimates', estimateFor(setup, { expires_at: given }));
+      if (kept.startsWith('0000')) {
+        // One hour before the year 1 in UTC is the year 0, which PostgreSQL does not have.
+        expectValidationError(created, 'expires_at');
+        continue;
+      }
+      expect(created.status, created.raw.body).toBe(200);
+      expect(created.body.data.expires_at).toBe(kept);
+      expect((await get(setup.company.key, `/estimates/${created.body.data.uuid}`)).body.data.expires_at).toBe(kept);
+      const listed = await get(setup.company.key, '/estimates');
+      expect(listed.body.data.estimates.find((item: { uuid: string }) => item.uuid === created.body.data.uuid).expires_at).toBe(kept);
+    }
   });
 
   it('has null job and location when none is given, and defaults quantity to 1', async () => {

@@ -312,6 +312,17 @@ describe('POST /invoices/preview', () => {
     expectValidationError(await api(s, 'POST', '/invoices/preview', { due_date: '2026-02-30' }), 'due_date');
     const other = await setup();
     expectValidationError(await api(s, 'POST', '/invoices/preview', { job_uuid: other.jobUuid }), 'job_uuid');
+    // Every id it names is checked as create checks it (DECISIONS §2): another company's, or none, is 400.
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: other.customer.uuid }), 'customer_uuid');
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: '00000000-0000-0000-0000-000000000000' }), 'customer_uuid');
+    const foreignLocation = await makeLocation(ctx.app, other.company.key);
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { location_uuid: foreignLocation.uuid }), 'location_uuid');
+    // And its job is the named customer's (DECISIONS §8), as on create.
+    const neighbour = await makeCustomer(ctx.app, s.company.key);
+    expectValidationError(await api(s, 'POST', '/invoices/preview', { customer_uuid: neighbour.uuid, job_uuid: s.jobUuid }), 'customer_uuid');
+    const own = await makeLocation(ctx.app, s.company.key);
+    const named = await api(s, 'POST', '/invoices/preview', { customer_uuid: s.customer.uuid, job_uuid: s.jobUuid, location_uuid: own.uuid });
+    expect(named.status, named.raw.body).toBe(200);
   });
 });
 

@@ -317,6 +317,8 @@ describe("a receiver's answer is read within bounds (DECISIONS §11)", () => {
     expect(delivery.last_response_status).toBe(200);
     expect(delivery.last_response_body).toBe(head.slice(0, 1024));
     expect(streams).toHaveLength(2);
+    // The receiver hears of the last close a moment after the delivery is recorded.
+    await waitFor(() => streams.every((stream) => stream.closed !== undefined) || undefined, 2_000, 'both answers closed');
     for (const stream of streams) {
       // Closed by the client long before its timeout (1.5 s), after a bounded amount (kernel buffers included).
       expect(stream.closed, 'the connection was closed').toBeDefined();

@@ -3871,7 +3871,7 @@ export interface components {
             first_name: string;
             last_name: string;
         };
-        /** @description Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
+        /** @description Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. The ids it names are checked as create checks them: each a live record of the company, the job the customer's (400 otherwise). Amounts (integer cents inside, each step rounded half away from zero to cents): base_amount = unit price x quantity, where the unit price is the selected tier of a tiered template or base_price of a flat one; addons_amount = sum of the selected add-ons' prices (not multiplied by quantity); tax_amount = (base_amount + addons_amount) x template tax_rate / 100, using adjusted values; total_amount = base_amount + addons_amount + tax_amount. adjustments.base_amount, adjustments.addons_amount and adjustments.tax_amount replace the computed value. */
         PreviewEstimateBody: {
             /**
              * Format: uuid
@@ -3945,7 +3945,7 @@ export interface components {
              */
             expires_at?: string | null;
         };
-        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create: the create body is accepted as it is, every field optional. Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored. */
+        /** @description Dry run of create's arithmetic; nothing is written. Same input, same numbers as create: the create body is accepted as it is, every field optional. Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored. The ids it names are checked as create checks them: each a live record of the company, the job and estimate the customer's (400 otherwise). */
         PreviewInvoiceBody: {
             /**
              * Format: uuid

@@ -102,7 +102,7 @@ export type UpdateEstimateBody = z.infer<typeof UpdateEstimateBody>;
 /** The create's body with customer_uuid optional: one input, the same numbers (see PreviewInvoiceBody). */
 export const PreviewEstimateBody = CreateEstimateBody.partial({ customer_uuid: true })
   .describe(
-    `Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. ${ARITHMETIC}`,
+    `Dry run: computes the amounts create would store; nothing is written. The create body is accepted as it is (customer_uuid optional); only template_uuid and the pricing fields count, the others are validated and ignored. The ids it names are checked as create checks them: each a live record of the company, the job the customer's (400 otherwise). ${ARITHMETIC}`,
   )
   .meta({ id: 'PreviewEstimateBody' });
 export type PreviewEstimateBody = z.infer<typeof PreviewEstimateBody>;

@@ -10,8 +10,8 @@ import { bodyToColumns } from '../../shared/records.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
-import { requireOneCustomer } from '../customers/one-customer.js';
-import { lockJobCustomer } from '../jobs/jobs.repository.js';
+import { requireOneCustomer, requirePreviewReferences } from '../customers/one-customer.js';
+import { findJobCustomer, lockJobCustomer } from '../jobs/jobs.repository.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import {
@@ -203,6 +203,9 @@ function previewOf(pricing: EstimatePricing, body: PreviewEstimateBody, taxRate:
 /** The amounts create would store for this input; nothing is written. */
 export async function previewEstimate(db: Db, companyId: string, body: PreviewEstimateBody): Promise<EstimatePreview> {
   const template = await requireTemplate(db, companyId, body.template_uuid);
+  const jobCustomer = body.job_uuid ? await findJobCustomer(db, companyId, body.job_uuid) : null;
+  if (body.job_uuid && jobCustomer === null) throw missingReference('job_uuid');
+  await requirePreviewReferences(db, companyId, 'estimate', body, [jobCustomer === null ? null : { field: 'job_uuid', customerUuid: jobCustomer }]);
   const pricing = priceEstimate(templatePrices(template), pricingInputOf(body));
   return previewOf(pricing, body, template.taxRate);
 }

@@ -261,9 +261,13 @@ export async function sumCompletedPayments(db: Db, companyId: string, invoiceUui
 /** A live job's billable amounts; null when it is not a live job of the company. */
 export async function findJobAmounts(db: Db, companyId: string, uuid: string) {
   const statement = prepared(db, 'job_amounts', () =>
-    db.select({ actualAmount: jobs.actualAmount, estimatedAmount: jobs.estimatedAmount }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1),
+    db
+      .select({ actualAmount: jobs.actualAmount, estimatedAmount: jobs.estimatedAmount, customerUuid: jobs.customerUuid })
+      .from(jobs)
+      .where(byUuidPlaceholders(jobs, false))
+      .limit(1),
   );
-  const rows = (await statement.execute({ companyId, uuid })) as Array<{ actualAmount: string | null; estimatedAmount: string | null }>;
+  const rows = (await statement.execute({ companyId, uuid })) as Array<{ actualAmount: string | null; estimatedAmount: string | null; customerUuid: string }>;
   return rows[0] ?? null;
 }
 

@@ -115,7 +115,8 @@ export type UpdateInvoiceBody = z.infer<typeof UpdateInvoiceBody>;
 export const PreviewInvoiceBody = CreateInvoiceBody.partial()
   .describe(
     "Dry run of create's arithmetic; nothing is written. Same input, same numbers as create: the create body is accepted as it is, every field optional. " +
-      'Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored.',
+      'Amounts come from line_items, else subtotal, else the estimate (estimate_uuid), else the job (job_uuid); the other fields are validated and ignored. ' +
+      'The ids it names are checked as create checks them: each a live record of the company, the job and estimate the customer\'s (400 otherwise).',
   )
   .meta({ id: 'PreviewInvoiceBody' });
 export type PreviewInvoiceBody = z.infer<typeof PreviewInvoiceBody>;

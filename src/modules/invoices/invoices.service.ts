@@ -13,7 +13,7 @@ import { requireReference } from '../../shared/tenant-table.js';
 import { invoicedJobInStatement, invoiceJobWith, lockJobForInvoice, readJobForInvoice } from '../jobs/job-billing.js';
 import type { JobRow, JobWithRelations } from '../jobs/jobs.repository.js';
 import { lockJobCustomer } from '../jobs/jobs.repository.js';
-import { requireOneCustomer } from '../customers/one-customer.js';
+import { requireOneCustomer, requirePreviewReferences } from '../customers/one-customer.js';
 import { createCheckedRecord, getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { newMark } from '../changes/changes.repository.js';
 import { withNumber } from '../numbering/numbering.service.js';
@@ -126,7 +126,12 @@ function repricedInput(stored: PricingInput, body: UpdateInvoiceBody): PricingIn
 export async function previewInvoice(db: Db, companyId: string, body: PreviewInvoiceBody): Promise<InvoicePreview> {
   const job = body.job_uuid ? await repository.findJobAmounts(db, companyId, body.job_uuid) : null;
   if (body.job_uuid && !job) throw missingReference('job_uuid');
-  const pricing = priceInvoice(body, amountSource(job, await estimateOf(db, companyId, body.estimate_uuid)));
+  const estimate = await estimateOf(db, companyId, body.estimate_uuid);
+  await requirePreviewReferences(db, companyId, 'invoice', body, [
+    job && { field: 'job_uuid', customerUuid: job.customerUuid },
+    estimate && { field: 'estimate_uuid', customerUuid: estimate.customerUuid },
+  ]);
+  const pricing = priceInvoice(body, amountSource(job, estimate));
   return {
     preview: {
       subtotal: fromCents(pricing.subtotal),

@@ -232,3 +232,12 @@ export async function lockJobCustomer(tx: Db, companyId: string, uuid: string): 
   const rows = (await statement.execute({ companyId, uuid })) as Array<{ customerUuid: string }>;
   return rows[0]?.customerUuid ?? null;
 }
+
+/** The customer of a live job of the company, or null; read without a lock (a preview writes nothing). */
+export async function findJobCustomer(db: Db, companyId: string, uuid: string): Promise<string | null> {
+  const statement = prepared(db, 'job_customer', () =>
+    db.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1),
+  );
+  const rows = (await statement.execute({ companyId, uuid })) as Array<{ customerUuid: string }>;
+  return rows[0]?.customerUuid ?? null;
+}
