@@ -1,44 +1,55 @@
 ALTER TABLE "visits" ADD COLUMN "record_json" text;
 --> statement-breakpoint
--- record_json is a visit's GET form as JSON text, kept with its row: the same text JSON.stringify(toVisitResponse(...))
--- gives (row_to_json writes compact JSON in column order; timestamps as toISOString writes them; the local fields
--- from PostgreSQL's zone rules, the same IANA data as Intl's). test/visit-json.test.ts holds the two to the same
--- text. A one-statement booking inserts the text its answer is (the mapper's); every other insert and every update,
--- whatever the path, has this trigger write it. Its query is planned once per connection: left to choose, the
--- planner would plan it afresh for every row (it prices the users' array better per call), which costs more than
--- running it.
-CREATE OR REPLACE FUNCTION write_visit_record_json() RETURNS trigger LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+-- A visit's GET form as JSON text: the same text JSON.stringify(toVisitResponse(...)) gives (row_to_json writes
+-- compact JSON in column order; timestamps as toISOString writes them; the local fields from PostgreSQL's zone
+-- rules, the same IANA data as Intl's for every date since 1980). test/visit-json.test.ts holds the two to the
+-- same text. Its query is planned once per connection: left to choose, the planner would plan it afresh for
+-- every call (it prices the users' array better per call), which costs more than running it.
+CREATE OR REPLACE FUNCTION visit_record_json(visit visits) RETURNS text LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  made text;
 BEGIN
-  IF TG_OP = 'INSERT' AND NEW.record_json IS NOT NULL THEN
-    RETURN NEW;
-  END IF;
-  SELECT row_to_json(item)::text INTO NEW.record_json FROM (SELECT
-    NEW.uuid AS uuid, NEW.job_uuid AS job_uuid, job.customer_uuid AS customer_uuid, job.location_uuid AS location_uuid,
-    NEW.title AS title, NEW.instructions AS instructions, NEW.time_zone AS time_zone,
-    to_char(NEW.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS starts_at,
-    to_char(NEW.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ends_at,
-    to_char(NEW.starts_at AT TIME ZONE NEW.time_zone, 'YYYY-MM-DD') AS local_date,
-    to_char(NEW.starts_at AT TIME ZONE NEW.time_zone, 'HH24:MI') AS local_start_time,
-    to_char(NEW.ends_at AT TIME ZONE NEW.time_zone, 'HH24:MI') AS local_end_time,
-    NEW.arrival_window_minutes AS arrival_window_minutes, NEW.assigned_user_ids AS assigned_user_ids,
-    NEW.allow_overlap AS allow_overlap, NEW.status AS status,
-    to_char(NEW.dispatched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS dispatched_at,
-    to_char(NEW.en_route_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS en_route_at,
-    to_char(NEW.arrived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS arrived_at,
-    to_char(NEW.completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS completed_at,
-    to_char(NEW.cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cancelled_at,
-    to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
-    to_char(NEW.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
-    to_char(NEW.deleted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS deleted_at,
+  SELECT row_to_json(item)::text INTO made FROM (SELECT
+    visit.uuid AS uuid, visit.job_uuid AS job_uuid, job.customer_uuid AS customer_uuid, job.location_uuid AS location_uuid,
+    visit.title AS title, visit.instructions AS instructions, visit.time_zone AS time_zone,
+    to_char(visit.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS starts_at,
+    to_char(visit.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ends_at,
+    to_char(visit.starts_at AT TIME ZONE visit.time_zone, 'YYYY-MM-DD') AS local_date,
+    to_char(visit.starts_at AT TIME ZONE visit.time_zone, 'HH24:MI') AS local_start_time,
+    to_char(visit.ends_at AT TIME ZONE visit.time_zone, 'HH24:MI') AS local_end_time,
+    visit.arrival_window_minutes AS arrival_window_minutes, visit.assigned_user_ids AS assigned_user_ids,
+    visit.allow_overlap AS allow_overlap, visit.status AS status,
+    to_char(visit.dispatched_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS dispatched_at,
+    to_char(visit.en_route_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS en_route_at,
+    to_char(visit.arrived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS arrived_at,
+    to_char(visit.completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS completed_at,
+    to_char(visit.cancelled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS cancelled_at,
+    to_char(visit.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+    to_char(visit.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
+    to_char(visit.deleted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS deleted_at,
     (SELECT row_to_json(embed) FROM (SELECT job.uuid, job.title, job.status) embed) AS job,
     (SELECT coalesce('[' || string_agg(person.json, ',' ORDER BY assignee.position) || ']', '[]')::json
-      FROM unnest(NEW.assigned_user_ids) WITH ORDINALITY AS assignee(user_id, position)
+      FROM unnest(visit.assigned_user_ids) WITH ORDINALITY AS assignee(user_id, position)
       -- LIMIT 1 keeps this a key lookup per user rather than a hash of the company's users.
       CROSS JOIN LATERAL (SELECT row_to_json(named)::text AS json FROM (
-        SELECT u.id, u.first_name, u.last_name FROM users u WHERE u.company_id = NEW.company_id AND u.id = assignee.user_id LIMIT 1
+        SELECT u.id, u.first_name, u.last_name FROM users u WHERE u.company_id = visit.company_id AND u.id = assignee.user_id LIMIT 1
       ) named) person
     ) AS assigned_users
-  FROM jobs job WHERE job.company_id = NEW.company_id AND job.uuid = NEW.job_uuid) item;
+  FROM jobs job WHERE job.company_id = visit.company_id AND job.uuid = visit.job_uuid) item;
+  RETURN made;
+END;
+$$;
+--> statement-breakpoint
+-- record_json keeps that text with the row. A one-statement booking inserts the text its answer is (the
+-- mapper's); every other insert and every update, whatever the path, has this trigger write it. Rows written
+-- before this migration keep null until their next write, and the reads that send the text make it for them
+-- (coalesce): the migration does not rewrite the table.
+CREATE OR REPLACE FUNCTION write_visit_record_json() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' OR NEW.record_json IS NULL THEN
+    NEW.record_json := visit_record_json(NEW);
+  END IF;
   RETURN NEW;
 END;
 $$;
@@ -68,5 +79,3 @@ CREATE TRIGGER jobs_visit_record_json AFTER UPDATE OF title, status, customer_uu
 CREATE TRIGGER users_visit_record_json AFTER UPDATE OF first_name, last_name ON users FOR EACH ROW
   WHEN (OLD.first_name IS DISTINCT FROM NEW.first_name OR OLD.last_name IS DISTINCT FROM NEW.last_name)
   EXECUTE FUNCTION refresh_visit_record_json();
---> statement-breakpoint
-UPDATE visits SET record_json = NULL;

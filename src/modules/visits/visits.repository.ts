@@ -166,7 +166,8 @@ export function technicianWindowPage(db: Db, companyId: string, query: Technicia
       const rows = await queryRows<{ visit_json: string }>(
         db,
         'visits_technician_window_json',
-        () => sql`select visit.record_json as visit_json
+        // A row written before migration 0019 keeps null until its next write: its text is made here.
+        () => sql`select coalesce(visit.record_json, visit_record_json(visit)) as visit_json
           from visit_assignees a
           join ${visits} visit on visit.company_id = a.company_id and visit.uuid = a.visit_uuid
           where ${WINDOW} and visit.deleted_at is null
