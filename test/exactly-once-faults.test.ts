@@ -349,10 +349,11 @@ describe.runIf(enabled && clusterRunnable)('exactly once through faults: PgBounc
     expect(duplicates()).toEqual([]);
   });
 
-  it('serves requests again within 0.5 s of PgBouncer\'s return, every round', () => {
+  it('serves requests again within 1 s of PgBouncer\'s return, every round', () => {
     for (const round of rounds) {
       expect(round.firstOkMs, `after a ${round.outageMs} ms outage`).not.toBeNull();
-      expect(round.firstOkMs!, `after a ${round.outageMs} ms outage`).toBeLessThan(500);
+      // 0.1-0.5 s seen on two loaded cores (the cluster, the writers and other test files share them).
+      expect(round.firstOkMs!, `after a ${round.outageMs} ms outage`).toBeLessThan(1_000);
     }
   });
 });
