@@ -1,3 +1,4 @@
+ALTER TABLE "visit_assignees" ADD COLUMN "record_json" text;--> statement-breakpoint
 ALTER TABLE "visits" ADD COLUMN "record_json" text;
 --> statement-breakpoint
 -- A visit's GET form as JSON text: the same text JSON.stringify(toVisitResponse(...)) gives (row_to_json writes
@@ -79,3 +80,30 @@ CREATE TRIGGER jobs_visit_record_json AFTER UPDATE OF title, status, customer_uu
 CREATE TRIGGER users_visit_record_json AFTER UPDATE OF first_name, last_name ON users FOR EACH ROW
   WHEN (OLD.first_name IS DISTINCT FROM NEW.first_name OR OLD.last_name IS DISTINCT FROM NEW.last_name)
   EXECUTE FUNCTION refresh_visit_record_json();
+--> statement-breakpoint
+-- visit_assignees carries the text too (migration 0018's trigger, now also on a change of the text alone), so a
+-- technician's window is read from its own rows, without a lookup in visits.
+CREATE OR REPLACE FUNCTION sync_visit_assignees() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    IF NEW.assigned_user_ids = OLD.assigned_user_ids AND NEW.starts_at = OLD.starts_at AND NEW.ends_at = OLD.ends_at
+      AND (NEW.deleted_at IS NULL) = (OLD.deleted_at IS NULL) THEN
+      IF NEW.deleted_at IS NULL AND NEW.record_json IS DISTINCT FROM OLD.record_json THEN
+        UPDATE visit_assignees SET record_json = NEW.record_json WHERE company_id = NEW.company_id AND visit_uuid = NEW.uuid;
+      END IF;
+      RETURN NULL;
+    END IF;
+    DELETE FROM visit_assignees WHERE company_id = OLD.company_id AND visit_uuid = OLD.uuid;
+  END IF;
+  IF NEW.deleted_at IS NULL THEN
+    INSERT INTO visit_assignees (company_id, visit_uuid, user_id, starts_at, ends_at, record_json)
+    SELECT DISTINCT NEW.company_id, NEW.uuid, assignee.user_id, NEW.starts_at, NEW.ends_at, NEW.record_json
+    FROM unnest(NEW.assigned_user_ids) AS assignee(user_id);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+--> statement-breakpoint
+DROP TRIGGER visit_assignees_sync ON visits;
+--> statement-breakpoint
+CREATE TRIGGER visit_assignees_sync AFTER INSERT OR UPDATE ON visits FOR EACH ROW EXECUTE FUNCTION sync_visit_assignees();

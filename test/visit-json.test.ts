@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { and, eq, sql } from 'drizzle-orm';
-import { idempotencyKeys, scheduleHolds, users, visits } from '../src/db/schema/index.js';
+import { and, eq } from 'drizzle-orm';
+import { idempotencyKeys, scheduleHolds, users, visitAssignees, visits } from '../src/db/schema/index.js';
 import { OK_JSON_HEAD } from '../src/shared/envelope.js';
 import { recordStatements } from './helpers/statements.js';
 import { buildTestApp, call } from './helpers/app.js';
@@ -162,13 +162,16 @@ describe("a technician's window in PostgreSQL's JSON", () => {
     expect((await agree('zone changed'))[0].local_start_time).toBe('19:45');
     expect((await call(app, 'PATCH', `/api/v1/visits/${visit.uuid}`, { key, body: { status: 'On Site', assigned_user_ids: [techA, techB] } })).status).toBe(200);
     expect((await agree('status moved'))[0].arrived_at).not.toBeNull();
-    // A row from before the column (null: the migration does not rewrite the table) is made at read time.
-    await ctx.database.db.execute(sql`alter table visits disable trigger visits_record_json`);
-    await ctx.database.db.update(visits).set({ recordJson: null }).where(eq(visits.uuid, second.uuid));
-    await ctx.database.db.execute(sql`alter table visits enable trigger visits_record_json`);
-    const [kept] = await ctx.database.db.select({ text: visits.recordJson }).from(visits).where(eq(visits.uuid, second.uuid));
-    expect(kept.text).toBeNull();
+    // The window reads the copy in visit_assignees; a row from before the column (null: the migration does not
+    // rewrite the tables) is made at read time.
+    const copies = await ctx.database.db.select({ text: visitAssignees.recordJson }).from(visitAssignees).where(eq(visitAssignees.visitUuid, visit.uuid));
+    const [own] = await ctx.database.db.select({ text: visits.recordJson }).from(visits).where(eq(visits.uuid, visit.uuid));
+    expect(copies.map((copy) => copy.text)).toEqual([own.text, own.text]);
+    await ctx.database.db.update(visitAssignees).set({ recordJson: null }).where(eq(visitAssignees.visitUuid, second.uuid));
     await agree('made at read time');
+    // A change of the text alone (here its job's title) reaches the copies.
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.uuid}`, { key, body: { title: 'Third title' } })).status).toBe(200);
+    expect((await agree('copies follow'))[1].job.title).toBe('Third title');
   });
 
   it('books a visit in one statement: its answer, GET, created event, kept key answer and holds agree', async () => {

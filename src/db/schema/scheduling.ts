@@ -64,6 +64,8 @@ export const visitAssignees = pgTable(
     userId: uuid('user_id').notNull(),
     startsAt: timestamptz('starts_at').notNull(),
     endsAt: timestamptz('ends_at').notNull(),
+    /** The visit's record_json, copied by the same trigger, so a technician's window reads its own rows. */
+    recordJson: text('record_json'),
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.visitUuid, table.userId] }),

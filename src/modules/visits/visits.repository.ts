@@ -154,9 +154,10 @@ function windowParams(companyId: string, query: TechnicianWindowQuery) {
 }
 
 /**
- * A page of a technician's window, each visit as the JSON text its row keeps (record_json, its GET form):
- * one prepared statement on the range of visit_assignees_window_idx (index order is the page order) and the
- * visits' rows; the total, when the page cannot tell it, counts the same index range.
+ * A page of a technician's window, each visit as the JSON text its assignment rows keep (record_json, its GET
+ * form): one prepared statement on the range of visit_assignees_window_idx (index order is the page order),
+ * no lookup in visits (the table holds live visits only); the total, when the page cannot tell it, counts the
+ * same index range.
  */
 export function technicianWindowPage(db: Db, companyId: string, query: TechnicianWindowQuery) {
   const params = windowParams(companyId, query);
@@ -166,11 +167,11 @@ export function technicianWindowPage(db: Db, companyId: string, query: Technicia
       const rows = await queryRows<{ visit_json: string }>(
         db,
         'visits_technician_window_json',
-        // A row written before migration 0019 keeps null until its next write: its text is made here.
-        () => sql`select coalesce(visit.record_json, visit_record_json(visit)) as visit_json
+        // A row written before migration 0019 keeps null until its visit's next write: its text is made here.
+        () => sql`select coalesce(a.record_json, (select visit_record_json(visit) from ${visits} visit
+            where visit.company_id = a.company_id and visit.uuid = a.visit_uuid)) as visit_json
           from visit_assignees a
-          join ${visits} visit on visit.company_id = a.company_id and visit.uuid = a.visit_uuid
-          where ${WINDOW} and visit.deleted_at is null
+          where ${WINDOW}
           order by a.starts_at, a.visit_uuid
           limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,
         { ...params, limit, offset },
