@@ -31,9 +31,10 @@ export const visits = pgTable(
     /** The iCalendar SEQUENCE of the visit: grows with every change. */
     sequence: integer('sequence').notNull().default(0),
     /**
-     * The visit's GET form as JSON text, for the reads that send it as it is stored (a technician's window).
-     * Written only by triggers (migration 0019): on every write of the visit, and on a change of what it
-     * embeds (its job's uuid, title, status, customer and location; its users' names). Never read as a field.
+     * The visit's GET form as JSON text, copied to visit_assignees, whose rows a technician's window sends as
+     * they are. Written by triggers (migration 0019) on every write of the visit but a booking's, which gives the
+     * text of its own answer, and on a change of what it embeds (its job's title, status, customer and location;
+     * its users' names). Null for a row from before the migration until its next write. Never read as a field.
      */
     recordJson: text('record_json'),
     ...lifecycle,
@@ -54,7 +55,7 @@ export const visits = pgTable(
 /**
  * One row per user of each live visit, whatever its status: a technician's visits as an index range
  * (company, user, starts_at), which the GIN index on the array cannot give in start order. Written only
- * by the visit_assignees_sync trigger on visits (migration 0018), so every write of a visit keeps it.
+ * by the visit_assignees_sync trigger on visits (migrations 0018 and 0019), so every write of a visit keeps it.
  */
 export const visitAssignees = pgTable(
   'visit_assignees',
