@@ -46,6 +46,7 @@ export class UsageMeter {
   private readonly loading = new Map<string, Promise<CompanyUsage>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
   private stopping = false;
 
   constructor(
@@ -140,7 +141,15 @@ export class UsageMeter {
 
   /** Writes buffered counts and refreshes the other instances' counts of recently active companies. */
   async flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
+    // A flush asked for while another runs may need what that one read too early (another instance's counts
+    // written meanwhile): it runs afresh once that one ends, one queued for all who ask meanwhile.
+    if (this.flushing) {
+      this.queued ??= this.flushing.then(() => {
+        this.queued = undefined;
+        return this.flush();
+      });
+      return this.queued;
+    }
     this.flushing = (async () => {
       const cutoff = Date.now() - this.idleEvictMs;
       for (const [companyId, entry] of this.usage) {
