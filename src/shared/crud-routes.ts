@@ -31,6 +31,8 @@ export interface CrudService<TItem, TRecord, TCreate, TUpdate, TListQuery, TCrea
    */
   listJson?(db: Db, companyId: string, query: TListQuery): Promise<JsonPage | null>;
   get(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<TRecord>;
+  /** The record as JSON text, when the service reads it so (a hot read): answered as it comes, as listJson. */
+  getJson?(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<string>;
   create(db: Db, actor: Actor, body: TCreate): Promise<TCreated>;
   update(db: Db, actor: Actor, uuid: string, body: TUpdate): Promise<TRecord>;
   remove(db: Db, actor: Actor, uuid: string): Promise<void>;
@@ -187,8 +189,11 @@ export function crudRoutes<
       const route: Route<typeof schema> = {
         config: getConfig,
         schema,
-        handler: async (request) =>
-          ok(await service.get(db(), request.principal.companyId, request.params.uuid, request.query.include_deleted)),
+        handler: async (request, reply) => {
+          const { companyId } = request.principal;
+          if (service.getJson) return sendJson(reply, okJson(await service.getJson(db(), companyId, request.params.uuid, request.query.include_deleted)));
+          return ok(await service.get(db(), companyId, request.params.uuid, request.query.include_deleted));
+        },
       };
       return route;
     },

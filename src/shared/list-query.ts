@@ -71,6 +71,11 @@ export interface JsonPage {
   pagination: Pagination;
 }
 
+/** A page of items that are JSON text, as the JSON text of its items and its pagination. */
+export function jsonPage(page: Page<string>): JsonPage {
+  return { itemsJson: `[${page.items.join(',')}]`, pagination: page.pagination };
+}
+
 /** The page with each item mapped (a row to its API form). */
 export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): Page<U> {
   return { items: page.items.map((item) => map(item)), pagination: page.pagination };

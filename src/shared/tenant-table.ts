@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
-import { apiColumns, type ApiFields } from '../db/perf/api-rows.js';
+import { apiColumns, apiJsonSelect, apiJsonText, type ApiFields, type ApiJsonRow } from '../db/perf/api-rows.js';
 import { isPrepared, prepared, queryRows, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { missingReference } from '../errors.js';
@@ -242,36 +242,56 @@ export async function findApiRow<R>(db: Db, table: TenantTable, fields: ApiField
 }
 
 /**
- * selectPage in the API form of `fields`, for pages without a search term: each driver row is a list item
- * as it is answered. The unfiltered page runs as a prepared statement.
+ * findApiRow as the record's JSON text (src/db/perf/api-rows.ts, apiJsonSelect), the text its GET answers:
+ * the same statement's row, written by PostgreSQL, so nothing is parsed or serialized in Node.
  */
-export async function selectApiPage<R>(
-  db: Db,
-  table: TenantTable,
-  fields: ApiFields,
-  companyId: string,
-  options: { includeDeleted: boolean; filters?: ReadonlyArray<SQL | undefined>; sort?: ListSort; offset: number; limit: number },
-): Promise<RowsWithTotal<R>> {
+export async function findApiJson(db: Db, table: TenantTable, fields: ApiFields, companyId: string, uuid: string, includeDeleted: boolean): Promise<string | null> {
+  const name = `api_json_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
+  const rows = await queryRows<ApiJsonRow>(
+    db,
+    name,
+    () => sql`${apiJsonSelect(table, fields)} where ${byUuidPlaceholders(table, includeDeleted)} limit 1`,
+    { companyId, uuid },
+  );
+  return rows.length > 0 ? apiJsonText(rows[0], fields) : null;
+}
+
+/**
+ * selectPage in the API form of `fields`, for pages without a search term, each item as its JSON text
+ * (apiJsonSelect): the page is answered without an item parsed or serialized. The page's rows are chosen
+ * first and only they are written as JSON (the rows an offset skips are not); the unfiltered page runs as a
+ * prepared statement.
+ */
+export async function selectApiJsonPage(db: Db, table: TenantTable, fields: ApiFields, companyId: string, options: ApiPageOptions): Promise<RowsWithTotal<string>> {
   const active = (options.filters ?? []).filter((filter) => filter !== undefined);
   const sort = options.sort ?? '-created_at';
   const order = sql.join([...listOrder(table, { sort })], sql`, `);
+  // The page's rows under the table's own name, so the columns of the JSON form name them as they are.
+  const pageOf = (where: SQL, limit: unknown, offset: unknown) =>
+    sql`${apiJsonSelect(table, fields, sql`(select * from ${table} where ${where} order by ${order} limit ${limit} offset ${offset}) as ${sql.identifier(getTableName(table))}`)} order by ${order}`;
+  let rows: ApiJsonRow[];
   if (active.length === 0) {
-    const name = `api_page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
+    const name = `api_json_page_${getTableName(table)}_${options.includeDeleted ? 'any' : 'live'}_${sort.replace('-', 'desc_')}`;
     const live = options.includeDeleted ? sql`` : sql` and ${table.deletedAt} is null`;
-    const rows = await queryRows<R>(
+    rows = await queryRows<ApiJsonRow>(
       db,
       name,
-      () => sql`select ${apiColumns(fields)} from ${table} where ${table.companyId} = ${sql.placeholder('companyId')}${live}
-        order by ${order} limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,
+      () => pageOf(sql`${table.companyId} = ${sql.placeholder('companyId')}${live}`, sql.placeholder('limit'), sql.placeholder('offset')),
       { companyId, limit: options.limit, offset: options.offset },
     );
-    return { rows, total: null };
+  } else {
+    const result = await db.execute(pageOf(and(scoped(table, companyId, options.includeDeleted), ...active)!, options.limit, options.offset));
+    rows = (result as unknown as { rows: ApiJsonRow[] }).rows;
   }
-  const where = and(scoped(table, companyId, options.includeDeleted), ...active);
-  const result = await db.execute(
-    sql`select ${apiColumns(fields)} from ${table} where ${where} order by ${order} limit ${options.limit} offset ${options.offset}`,
-  );
-  return { rows: (result as unknown as { rows: R[] }).rows, total: null };
+  return { rows: rows.map((row) => apiJsonText(row, fields)), total: null };
+}
+
+export interface ApiPageOptions {
+  includeDeleted: boolean;
+  filters?: ReadonlyArray<SQL | undefined>;
+  sort?: ListSort;
+  offset: number;
+  limit: number;
 }
 
 /** A row as the driver answers it (column names, driver values) in drizzle's form: what a select would give. */

@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findApiRow, findRow, paginate, searchMatches, selectApiPage, selectPage, syncFilter } from '../../shared/tenant-table.js';
+import { countRows, findApiJson, findApiRow, findRow, paginate, searchMatches, selectApiJsonPage, selectPage, syncFilter } from '../../shared/tenant-table.js';
 import { customerApiFields } from './customers.mapper.js';
 import type { CustomerResponse } from './customers.schemas.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
@@ -36,6 +36,11 @@ export function findCustomerRecord(db: Db, companyId: string, uuid: string, incl
   return findApiRow<CustomerResponse>(db, customers, customerApiFields, companyId, uuid, includeDeleted);
 }
 
+/** The customer's JSON text as its GET answers it (src/db/perf/api-rows.ts), or null. */
+export function findCustomerJson(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
+  return findApiJson(db, customers, customerApiFields, companyId, uuid, includeDeleted);
+}
+
 /** A page of customers as rows, for a search (its count comes with the page). */
 export function searchCustomers(db: Db, companyId: string, query: ListCustomersQuery & { search: string }) {
   const filters = [filterCondition(query.filter), searchMatches(customers.searchText, query.search), syncFilter(customers, query)];
@@ -46,13 +51,12 @@ export function searchCustomers(db: Db, companyId: string, query: ListCustomersQ
   );
 }
 
-/** A page of customers without a search term, each one read in its API form: the items as they are answered. */
-export function listCustomerRecords(db: Db, companyId: string, query: ListCustomersQuery) {
+/** A page of customers without a search term, each one as its JSON text (src/db/perf/api-rows.ts): the items as they are answered. */
+export function listCustomerJson(db: Db, companyId: string, query: ListCustomersQuery) {
   const filters = [filterCondition(query.filter), syncFilter(customers, query)];
   return paginate(
     query,
-    (offset, limit) =>
-      selectApiPage<CustomerResponse>(db, customers, customerApiFields, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
+    (offset, limit) => selectApiJsonPage(db, customers, customerApiFields, companyId, { includeDeleted: query.include_deleted, filters, sort: query.sort, offset, limit }),
     () => countRows(db, customers, companyId, query.include_deleted, filters),
   );
 }
