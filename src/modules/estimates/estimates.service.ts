@@ -11,7 +11,7 @@ import { requireReference } from '../../shared/tenant-table.js';
 import { getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { withNumber } from '../numbering/numbering.service.js';
 import { requireOneCustomer, requirePreviewReferences } from '../customers/one-customer.js';
-import { findJobCustomer, lockJobCustomer } from '../jobs/jobs.repository.js';
+import { findJobCustomer } from '../jobs/jobs.repository.js';
 import { findTemplate } from '../templates/templates.repository.js';
 import { templatePrices } from '../templates/templates.service.js';
 import {
@@ -81,7 +81,7 @@ async function requireJobAndLocation(
 ) {
   if (body.job_uuid) {
     // Share-locked: the job's customer cannot change until the estimate is written.
-    const jobCustomer = await lockJobCustomer(db, companyId, body.job_uuid);
+    const jobCustomer = await findJobCustomer(db, companyId, body.job_uuid, { lock: 'share' });
     if (jobCustomer === null) throw missingReference('job_uuid');
     const existing = 'jobUuid' in estimate;
     if (!existing || body.job_uuid !== estimate.jobUuid) {

@@ -12,7 +12,7 @@ import { newRow } from '../../shared/record-rows.js';
 import { requireReference } from '../../shared/tenant-table.js';
 import { invoicedJobInStatement, invoiceJobWith, lockJobForInvoice, readJobForInvoice } from '../jobs/job-billing.js';
 import type { JobRow, JobWithRelations } from '../jobs/jobs.repository.js';
-import { lockJobCustomer } from '../jobs/jobs.repository.js';
+import { findJobCustomer } from '../jobs/jobs.repository.js';
 import { requireOneCustomer, requirePreviewReferences } from '../customers/one-customer.js';
 import { createCheckedRecord, getRecord, recordChanges, removeRecord, type RecordedType } from '../changes/change-recorder.js';
 import { newMark } from '../changes/changes.repository.js';
@@ -309,7 +309,7 @@ async function update(db: Db, actor: Actor, uuid: string, body: UpdateInvoiceBod
  */
 async function movedToJob(tx: Db, companyId: string, invoice: repository.InvoiceRow, jobUuid: string | undefined): Promise<string | undefined> {
   if (jobUuid === undefined || jobUuid === invoice.jobUuid) return undefined;
-  const customerUuid = await lockJobCustomer(tx, companyId, jobUuid);
+  const customerUuid = await findJobCustomer(tx, companyId, jobUuid, { lock: 'share' });
   if (customerUuid === null) throw missingReference('job_uuid');
   requireOneCustomer('invoice', invoice.customerUuid, [{ field: 'job_uuid', customerUuid }], 'source');
   return jobUuid;

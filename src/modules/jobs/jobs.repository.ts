@@ -220,24 +220,18 @@ export async function markJobPaid(db: Db, companyId: string, jobUuid: string, no
 }
 
 /**
- * The customer of a live job of the company, the job row share-locked until the transaction ends: a job
- * update changing that customer waits for the document (invoice or estimate) that names the job, then finds
- * it (and one already under way is waited for, its new customer read). Null when it is not a live job of the
- * company. What the one-customer rule of a document's job is checked against (DECISIONS §8).
+ * The customer of a live job of the company, or null: what the one-customer rule of a document's job is
+ * checked against (DECISIONS §8). With `lock: 'share'` the job row is share-locked until the transaction
+ * ends: a job update changing that customer waits for the document (invoice or estimate) that names the job,
+ * then finds it (and one already under way is waited for, its new customer read). A preview, which writes
+ * nothing, reads it without a lock.
  */
-export async function lockJobCustomer(tx: Db, companyId: string, uuid: string): Promise<string | null> {
-  const statement = prepared(tx, 'job_customer_for_share', () =>
-    tx.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1).for('share', { of: jobs }),
-  );
-  const rows = (await statement.execute({ companyId, uuid })) as Array<{ customerUuid: string }>;
-  return rows[0]?.customerUuid ?? null;
-}
-
-/** The customer of a live job of the company, or null; read without a lock (a preview writes nothing). */
-export async function findJobCustomer(db: Db, companyId: string, uuid: string): Promise<string | null> {
-  const statement = prepared(db, 'job_customer', () =>
-    db.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1),
-  );
+export async function findJobCustomer(db: Db, companyId: string, uuid: string, options: { lock?: 'share' } = {}): Promise<string | null> {
+  const statement = options.lock
+    ? prepared(db, 'job_customer_for_share', () =>
+        db.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1).for('share', { of: jobs }),
+      )
+    : prepared(db, 'job_customer', () => db.select({ customerUuid: jobs.customerUuid }).from(jobs).where(byUuidPlaceholders(jobs, false)).limit(1));
   const rows = (await statement.execute({ companyId, uuid })) as Array<{ customerUuid: string }>;
   return rows[0]?.customerUuid ?? null;
 }
