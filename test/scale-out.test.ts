@@ -62,7 +62,7 @@ describe.runIf(postgres)('DATABASE_PREPARED_STATEMENTS', () => {
 
   it('on: hot statements are prepared under a name, inside transactions too, and statement_timeout is set at connect', async () => {
     const { names, statementTimeout } = await preparedOnTheConnection(true);
-    expect(names).toEqual(expect.arrayContaining(['api_page_customers_live_desc_created_at', 'api_customers_live']));
+    expect(names).toEqual(expect.arrayContaining(['api_json_page_customers_live_desc_created_at', 'api_json_customers_live']));
     // The customer's create is one statement, prepared under a name; the job create's transaction ran on the
     // same connection: its insert and its event were prepared there.
     expect(names).toEqual(expect.arrayContaining(['create_customers', 'insert_events_1']));
