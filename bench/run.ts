@@ -210,14 +210,14 @@ function cpuTimeMs(pid: number): number {
   }
 }
 
-/** The PostgreSQL backends serving the given processes (by their client port's owner is not known: by application name). */
+/** The PostgreSQL backends of the API and of the reference server (by their application names; one of them runs at a time). */
 async function backendPids(databaseUrl: string | undefined): Promise<number[]> {
   if (!databaseUrl) return [];
   const client = new pg.Client({ connectionString: databaseUrl });
   try {
     await client.connect();
     const result = await client.query<{ pid: number }>(
-      `select pid from pg_stat_activity where datname = current_database() and application_name = 'field-service-crm-api'`,
+      `select pid from pg_stat_activity where datname = current_database() and application_name in ('field-service-crm-api', 'bench-reference')`,
     );
     return result.rows.map((row) => row.pid);
   } catch {
@@ -686,7 +686,11 @@ function ratioLines(rows: Row[]): string[] {
         : retired
           ? ` (${retired}; was >= ${mark.toFixed(2)}x)`
           : ` (mark >= ${mark.toFixed(2)}x: ${ratio >= mark ? 'met' : 'NOT met'})`;
-    lines.push(`${id} / ${of}: ${fmt(a.rps)} / ${fmt(b.rps)} req/s = ${ratio.toFixed(2)}x${verdict}`);
+    // On a shared host the throughput of two scenarios a minute apart moves with the neighbours; the CPU each
+    // request cost (Node + PostgreSQL, both servers metered alike) moves less and is printed beside it.
+    const cpu = (row: Row) => (row.cpuMs ? row.cpuMs.node + row.cpuMs.postgres : 0);
+    const byCpu = cpu(a) > 0 && cpu(b) > 0 ? `; by CPU a request ${(cpu(b) / cpu(a)).toFixed(2)}x (${cpu(a).toFixed(2)} / ${cpu(b).toFixed(2)} ms)` : '';
+    lines.push(`${id} / ${of}: ${fmt(a.rps)} / ${fmt(b.rps)} req/s = ${ratio.toFixed(2)}x${verdict}${byCpu}`);
   }
   return lines;
 }

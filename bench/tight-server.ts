@@ -17,7 +17,8 @@ import pg from 'pg';
 
 const env = process.env;
 const companyId = env.COMPANY_ID!;
-const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE || 32) });
+// Named, so the bench meters its backends' CPU as it does the API's (run.ts, backendPids).
+const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE || 32), application_name: 'bench-reference' });
 const prepared = env.DATABASE_PREPARED_STATEMENTS !== 'false';
 const app = Fastify({ logger: false });
 
