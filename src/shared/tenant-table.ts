@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { and, desc, eq, getTableColumns, gte, getTableName, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { databaseOf, type Db } from '../db/client.js';
-import { apiColumns, apiJsonSelect, apiJsonText, type ApiFields, type ApiJsonRow } from '../db/perf/api-rows.js';
+import { apiJsonSelect, apiJsonText, type ApiFields, type ApiJsonRow } from '../db/perf/api-rows.js';
 import { isPrepared, prepared, queryRows, type PreparedRead } from '../db/perf/prepared.js';
 import { bucketCondition, countedTotal, countWhere, type CountedBucket } from '../db/perf/record-counts.js';
 import { missingReference } from '../errors.js';
@@ -227,23 +227,9 @@ export async function selectPage<T extends TenantTable>(
 }
 
 /**
- * The company's record with this uuid in its API form (src/db/perf/api-rows.ts), live unless
- * includeDeleted, or null: one prepared statement, and the driver's row is the record.
- */
-export async function findApiRow<R>(db: Db, table: TenantTable, fields: ApiFields, companyId: string, uuid: string, includeDeleted: boolean): Promise<R | null> {
-  const name = `api_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;
-  const rows = await queryRows<R>(
-    db,
-    name,
-    () => sql`select ${apiColumns(fields)} from ${table} where ${byUuidPlaceholders(table, includeDeleted)} limit 1`,
-    { companyId, uuid },
-  );
-  return rows[0] ?? null;
-}
-
-/**
- * findApiRow as the record's JSON text (src/db/perf/api-rows.ts, apiJsonSelect), the text its GET answers:
- * the same statement's row, written by PostgreSQL, so nothing is parsed or serialized in Node.
+ * The company's record with this uuid as the JSON text its GET answers (src/db/perf/api-rows.ts,
+ * apiJsonSelect), live unless includeDeleted, or null: one prepared statement, and the text PostgreSQL writes
+ * is sent as it is, with nothing parsed or serialized in Node.
  */
 export async function findApiJson(db: Db, table: TenantTable, fields: ApiFields, companyId: string, uuid: string, includeDeleted: boolean): Promise<string | null> {
   const name = `api_json_${getTableName(table)}_${includeDeleted ? 'any' : 'live'}`;

@@ -2,13 +2,12 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 
 /**
- * Rows read in their API form: a select list that names each column as its API field and writes each
+ * Records read in their API form: a select list that names each column as its API field and writes each
  * timestamp as the text `Date.prototype.toISOString` gives (UTC, milliseconds, `Z`; PostgreSQL's `MS`
- * truncates the microseconds as JavaScript's date parser does). The driver's row object is then the
- * record itself, in the field order of the list: it is serialized as it comes, with no row mapped to
- * another object on the way. Only columns whose driver value already is the API value qualify (text,
- * uuid, boolean, jsonb, integer, date as text); anything else (numeric money) is refused when the list is
- * built. Each resource keeps its mapper for rows read otherwise; a test holds the two to the same JSON.
+ * truncates the microseconds as JavaScript's date parser does), of which PostgreSQL writes the JSON text
+ * (apiJsonSelect). Only columns whose value already is the API value qualify (text, uuid, boolean, jsonb,
+ * integer, date); anything else (numeric money) is refused when the list is built. Each resource keeps its
+ * mapper for rows read otherwise; a test holds the two to the same JSON, byte for byte.
  */
 export type ApiFields = Readonly<Record<string, PgColumn>>;
 
@@ -26,15 +25,8 @@ function fieldSql(name: string, column: PgColumn): SQL {
     return sql`to_char(${column} at time zone 'UTC', ${sql.raw(`'${ISO_PATTERN}'`)}) as ${alias}`;
   }
   if (!AS_IS.has(column.columnType)) throw new Error(`${column.name} (${column.columnType}) has no API form as it is read`);
-  return sql`${column} as ${alias}`;
-}
-
-/** The select list of the API form of `fields` (API field name -> column), in their order. */
-export function apiColumns(fields: ApiFields): SQL {
-  return sql.join(
-    Object.entries(fields).map(([name, column]) => fieldSql(name, column)),
-    sql`, `,
-  );
+  // A date as the driver's text of it: row_to_json would write BC dates its own way.
+  return column.columnType === 'PgDateString' ? sql`${column}::text as ${alias}` : sql`${column} as ${alias}`;
 }
 
 const jsonbFields = new WeakMap<ApiFields, string[]>();
@@ -49,11 +41,6 @@ function jsonbFieldsOf(fields: ApiFields): string[] {
     jsonbFields.set(fields, names);
   }
   return names;
-}
-
-/** A field of the JSON form: as in the API form, but a date as the driver's text of it (row_to_json writes BC dates otherwise). */
-function jsonFieldSql(name: string, column: PgColumn): SQL {
-  return column.columnType === 'PgDateString' ? sql`${column}::text as ${sql.identifier(name)}` : fieldSql(name, column);
 }
 
 /** A row read by apiJsonSelect: the record's JSON text, and the text of each jsonb field under its name. */
@@ -71,7 +58,7 @@ export type ApiJsonRow = { json: string } & Record<string, string | null>;
 export function apiJsonSelect(table: PgTable, fields: ApiFields, rows: SQL = sql`${table}`): SQL {
   const nested = new Set(jsonbFieldsOf(fields));
   const list = sql.join(
-    Object.entries(fields).map(([name, column]) => (nested.has(name) ? sql`null::jsonb as ${sql.identifier(name)}` : jsonFieldSql(name, column))),
+    Object.entries(fields).map(([name, column]) => (nested.has(name) ? sql`null::jsonb as ${sql.identifier(name)}` : fieldSql(name, column))),
     sql`, `,
   );
   const beside = [...nested].map((name) => sql`, ${fields[name]}::text as ${sql.identifier(name)}`);

@@ -1,7 +1,7 @@
 import { eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { customers } from '../../db/schema/index.js';
-import { countRows, findApiJson, findApiRow, findRow, paginate, searchMatches, selectApiJsonPage, selectPage, syncFilter } from '../../shared/tenant-table.js';
+import { countRows, findApiJson, findRow, paginate, searchMatches, selectApiJsonPage, selectPage, syncFilter } from '../../shared/tenant-table.js';
 import { customerApiFields } from './customers.mapper.js';
 import type { CustomerResponse } from './customers.schemas.js';
 import type { ListCustomersQuery } from './customers.schemas.js';
@@ -31,14 +31,15 @@ function filterCondition(filter: ListCustomersQuery['filter']): SQL | undefined 
   }
 }
 
-/** The customer as its GET answers it, read in its API form (src/db/perf/api-rows.ts), or null. */
-export function findCustomerRecord(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
-  return findApiRow<CustomerResponse>(db, customers, customerApiFields, companyId, uuid, includeDeleted);
-}
-
 /** The customer's JSON text as its GET answers it (src/db/perf/api-rows.ts), or null. */
 export function findCustomerJson(db: Db, companyId: string, uuid: string, includeDeleted: boolean) {
   return findApiJson(db, customers, customerApiFields, companyId, uuid, includeDeleted);
+}
+
+/** The customer as its GET answers it (the same read, parsed), or null. */
+export async function findCustomerRecord(db: Db, companyId: string, uuid: string, includeDeleted: boolean): Promise<CustomerResponse | null> {
+  const json = await findCustomerJson(db, companyId, uuid, includeDeleted);
+  return json === null ? null : (JSON.parse(json) as CustomerResponse);
 }
 
 /** A page of customers as rows, for a search (its count comes with the page). */
