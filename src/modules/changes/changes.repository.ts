@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import { events, MAX_LIVE_ENDPOINTS, webhookDeliveries } from '../../db/schema/index.js';
 import { randomTimeOrderedId, uuidRun } from '../../shared/ids.js';
 import { executePrepared, prepared } from '../../db/perf/prepared.js';
+import { SharedFlush } from '../../db/perf/shared-flush.js';
 import type { KeyCompletion } from '../../shared/keyed-writes.js';
 import type { RowColumn } from '../../shared/record-rows.js';
 import { byUuidPlaceholders, type TenantTable } from '../../shared/tenant-table.js';
@@ -256,18 +257,26 @@ export interface CreateGuard {
   flushAfterCommit?: boolean;
 }
 
+/** One shared flush per database handle (see SharedFlush). */
+const flushes = new WeakMap<Db, SharedFlush>();
+
 /**
  * Waits until every commit made so far is on disk: a transaction with an id commits synchronously, and the
  * write-ahead log is flushed in order, so earlier commits, asynchronous ones included, are flushed with it.
+ * Concurrent waiters share flushes.
  */
 async function awaitFlush(db: Db): Promise<void> {
-  const flush = () => executePrepared(db, 'await_flush', () => sql`select pg_current_xact_id()::text as flushed_with`, {});
+  let shared = flushes.get(db);
+  if (!shared) {
+    shared = new SharedFlush(() => executePrepared(db, 'await_flush', () => sql`select pg_current_xact_id()::text as flushed_with`, {}));
+    flushes.set(db, shared);
+  }
   try {
-    await flush();
+    await shared.wait();
   } catch {
     // The write is committed: one failed flush (a connection cut) must not answer an error that a client
     // would retry into a second record. A second failure does answer 500.
-    await flush();
+    await shared.wait();
   }
 }
 
