@@ -35,16 +35,18 @@ function formatterOf(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
+/** The numbers of a formatted en-US date and time: month, day, year, hour, minute, whatever separates them. */
+const NUMBERS = /\d+/g;
+
 /**
  * The wall-clock date and time of an instant in a zone, from the platform's zone rules (Intl): the
- * direction that never needs disambiguation, and the one every answer takes, so it is the cheap one.
+ * direction that never needs disambiguation, and the one every answer takes, so it is the cheap one. The
+ * formatted text is read for its numbers, in en-US order; formatToParts would make an object per part.
  */
 export function localParts(instant: Date, timeZone: string): LocalParts {
-  const parts: Record<string, string> = {};
-  for (const part of formatterOf(timeZone).formatToParts(instant)) parts[part.type] = part.value;
-  const year = Number(parts.year);
+  const [month, day, year, hour, minute] = formatterOf(timeZone).format(instant).match(NUMBERS)!;
   // Years before 1 (era BC) do not occur: timestamps are kept within the years 1..9999.
-  return { date: `${String(year).padStart(4, '0')}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
+  return { date: `${year.padStart(4, '0')}-${month}-${day}`, time: `${hour}:${minute}` };
 }
 
 /** The local calendar date of an instant in a zone, YYYY-MM-DD. */
