@@ -1,7 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { index, PgTimestamp, timestamp, uuid, type ExtraConfigColumn } from 'drizzle-orm/pg-core';
 
-/** Columns every tenant table shares: the (company_id, uuid) key and the lifecycle timestamps. */
+/**
+ * Columns every tenant table shares: the (company_id, uuid) key and the lifecycle timestamps. company_id
+ * comes from the authenticated key; the tables of records and events do not reference companies (a key on
+ * the one companies row would lock it for every create of the company: migration 0021), while references
+ * between records are composite keys (company_id, uuid), so no record can point into another company.
+ */
 export const tenantKey = {
   companyId: uuid('company_id').notNull(),
   uuid: uuid('uuid').notNull(),

@@ -1,5 +1,4 @@
 import { boolean, foreignKey, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
-import { companies } from './companies.js';
 import { lifecycle, listIndexes, searchText, tenantKey } from './columns.js';
 import { locations } from './locations.js';
 
@@ -41,7 +40,6 @@ export const customers = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({
       columns: [table.companyId, table.primaryServiceLocationUuid],
       foreignColumns: [locations.companyId, locations.uuid],

@@ -11,7 +11,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { companies, users } from './companies.js';
+import { users } from './companies.js';
 import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { jobs } from './jobs.js';
@@ -48,7 +48,6 @@ export const templates = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     ...listIndexes('templates', table),
   ],
 );
@@ -91,7 +90,6 @@ export const estimates = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
     foreignKey({ columns: [table.companyId, table.templateUuid], foreignColumns: [templates.companyId, templates.uuid] }),

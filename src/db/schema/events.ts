@@ -43,7 +43,6 @@ export const events = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     index('events_company_feed_idx').on(table.companyId, table.txid, table.seq),
     index('events_company_object_idx').on(table.companyId, table.objectUuid, table.txid, table.seq),
     index('events_created_at_idx').on(table.createdAt),

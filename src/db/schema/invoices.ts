@@ -11,7 +11,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { companies, users } from './companies.js';
+import { users } from './companies.js';
 import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { estimates } from './estimates.js';
@@ -73,7 +73,6 @@ export const invoices = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
     foreignKey({ columns: [table.companyId, table.estimateUuid], foreignColumns: [estimates.companyId, estimates.uuid] }),
@@ -111,7 +110,6 @@ export const payments = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.invoiceUuid], foreignColumns: [invoices.companyId, invoices.uuid] }),
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.createdByUserId], foreignColumns: [users.companyId, users.uuid] }),

@@ -1,5 +1,5 @@
 import { bigint, boolean, date, foreignKey, index, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
-import { companies, users } from './companies.js';
+import { users } from './companies.js';
 import { lifecycle, listIndexes, searchText, tenantKey, timestamptz } from './columns.js';
 import { customers } from './customers.js';
 import { locations } from './locations.js';
@@ -60,7 +60,6 @@ export const jobs = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.customerUuid], foreignColumns: [customers.companyId, customers.uuid] }),
     foreignKey({ columns: [table.companyId, table.locationUuid], foreignColumns: [locations.companyId, locations.uuid] }),
     foreignKey({ columns: [table.companyId, table.assignedToUserId], foreignColumns: [users.companyId, users.uuid] }),

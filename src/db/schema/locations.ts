@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, foreignKey, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { companies } from './companies.js';
+import { boolean, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { lifecycle, listIndexes, tenantKey } from './columns.js';
 
 export const locations = pgTable(
@@ -26,7 +25,6 @@ export const locations = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     ...listIndexes('locations', table),
     uniqueIndex('locations_one_primary_idx')
       .on(table.companyId)

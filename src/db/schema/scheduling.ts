@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, foreignKey, index, integer, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { companies, users } from './companies.js';
+import { users } from './companies.js';
 import { lifecycle, listIndexes, tenantKey, timestamptz } from './columns.js';
 import { jobs } from './jobs.js';
 
@@ -41,7 +41,6 @@ export const visits = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.jobUuid], foreignColumns: [jobs.companyId, jobs.uuid] }),
     ...listIndexes('visits', table, { job: table.jobUuid }),
     // sort=starts_at and the from/to window (a visit lasts at most 24 hours, so the window bounds starts_at).
@@ -89,7 +88,6 @@ export const timeOff = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.companyId, table.uuid] }),
-    foreignKey({ columns: [table.companyId], foreignColumns: [companies.uuid] }),
     foreignKey({ columns: [table.companyId, table.userId], foreignColumns: [users.companyId, users.uuid] }),
     ...listIndexes('time_off', table, { user: table.userId }),
     check('time_off_interval_check', sql`${table.endsAt} > ${table.startsAt}`),
