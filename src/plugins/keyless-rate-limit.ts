@@ -2,7 +2,8 @@ import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor }
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors.js';
-import { LocalWindows } from './rate-limit-redis.js';
+// Without REDIS_URL, ioredis is never loaded.
+import { LocalWindows } from './local-windows.js';
 
 /** Redis keys of the keyless limit, apart from the per-key limit's. */
 const REDIS_PREFIX = 'crm-keyless-rate-limit:';

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
+import { LocalWindows, type WindowCount } from './local-windows.js';
 
 /** How long a start waits for Redis before serving without it (it keeps reconnecting in the background). */
 const CONNECT_WAIT_MS = 2_000;
@@ -21,29 +22,7 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {current, ttl}
 `;
 
-type Result = { current: number; ttl: number };
 type RedisWithIncrement = Redis & { rateLimitIncrement(key: string, windowMs: number): Promise<[number, number]> };
-
-/** The same fixed window in this process only: what an instance counts while Redis cannot be reached. */
-export class LocalWindows {
-  private readonly windows = new Map<string, { count: number; endsAt: number }>();
-  private sweptAt = Date.now();
-
-  incr(key: string, windowMs: number): Result {
-    const now = Date.now();
-    if (now - this.sweptAt > windowMs) {
-      for (const [name, window] of this.windows) if (window.endsAt <= now) this.windows.delete(name);
-      this.sweptAt = now;
-    }
-    let window = this.windows.get(key);
-    if (!window || window.endsAt <= now) {
-      window = { count: 0, endsAt: now + windowMs };
-      this.windows.set(key, window);
-    }
-    window.count += 1;
-    return { current: window.count, ttl: window.endsAt - now };
-  }
-}
 
 export interface CircuitOptions {
   /** Asks the shared store whether it answers again (a PING); resolves when it does. */
@@ -177,7 +156,7 @@ export async function redisRateLimitStore(app: FastifyInstance, url: string, pre
 
   const local = new LocalWindows();
   class SharedStore implements FastifyRateLimitStore {
-    incr(key: string, callback: (error: Error | null, result?: Result) => void, timeWindow: number) {
+    incr(key: string, callback: (error: Error | null, result?: WindowCount) => void, timeWindow: number) {
       circuit
         .call(
           async () => {
