@@ -7,7 +7,12 @@ import { vi } from 'vitest';
  * of CTEs) names some of the same tables.
  */
 const BACKGROUND = /usage_counters|webhook_deliveries|last_used_at|idempotency_keys|from "?events"? where .*created_at /;
-const isBackground = (text: string) => BACKGROUND.test(text) && !/^with /i.test(text.trimStart());
+/** The delivery worker's claim, the one background statement that is a WITH too. */
+const DELIVERY_CLAIM = /^with due as \(/i;
+const isBackground = (text: string) => {
+  const statement = text.trimStart();
+  return BACKGROUND.test(statement) && (!/^with /i.test(statement) || DELIVERY_CLAIM.test(statement));
+};
 
 /**
  * Records the statements requests send through node-postgres from now on, the background's left out;
