@@ -92,7 +92,7 @@ const ConfigSchema = z.object({
   WEBHOOK_LEASE_MARGIN_MS: z.coerce.number().int().min(500).max(600_000).default(5_000),
   /** Days events are kept in the feed (DECISIONS §9.1). */
   EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
-  /** Worker threads rendering PDFs and large share pages: the cores but one (the event loop's), at most 4. */
+  /** Render processes for PDFs, large share pages and large feeds: the cores but one (the event loop's), at most 4. */
   PDF_RENDER_THREADS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
   /** Renders waiting for a thread at most; past it (or past a company's quarter) a render is 503 with Retry-After. */
   PDF_RENDER_QUEUE: z.coerce.number().int().min(1).max(10_000).default(16),

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -159,6 +160,38 @@ describe('PDFs render off the event loop', () => {
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.body).toContain('Large Line 1000 ');
     expect(app.documentRenderer.completed).toBe(before + 1);
+  });
+
+  it.runIf(process.platform === 'linux')('renders in a process of its own, every thread of which yields to the event loop (Linux niceness 10)', { timeout: 60_000 }, async () => {
+    const company = await makeCompany(ctx.database);
+    const invoice = await bigInvoice(app, company, 3, 20);
+    const response = await app.inject({ method: 'GET', url: `/api/v1/invoices/${invoice.uuid}/pdf`, headers: { authorization: `Bearer ${company.key}` } });
+    expect(response.statusCode).toBe(200);
+    expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+
+    /** The fields of /proc/<pid>[/task/<tid>]/stat after the command name. */
+    const statFields = (path: string) => {
+      const stat = readFileSync(path, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    };
+    const renderProcesses = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          return Number(statFields(`/proc/${pid}/stat`)[1]) === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('tinypool');
+        } catch {
+          return false; // a process that ended while listed
+        }
+      });
+    expect(renderProcesses.length).toBeGreaterThanOrEqual(1);
+    for (const pid of renderProcesses) {
+      const niceness = readdirSync(`/proc/${pid}/task`).map((thread) => Number(statFields(`/proc/${pid}/task/${thread}/stat`)[16]));
+      expect(niceness.length).toBeGreaterThan(1);
+      expect(new Set(niceness)).toEqual(new Set([10]));
+    }
+    // The server's own threads keep their priority.
+    const own = readdirSync('/proc/self/task').map((thread) => Number(statFields(`/proc/self/task/${thread}/stat`)[16]));
+    expect(new Set(own)).toEqual(new Set([0]));
   });
 
   it('serves an unchanged document from the cache, and never a stale one', async () => {

@@ -67,7 +67,7 @@ describe.skipIf(!url)('the image layout (dist/ and production dependencies only)
     expect(JSON.parse(listed.stdout).companies.map((entry: { company_uuid: string }) => entry.company_uuid)).toContain(company.company_uuid);
   });
 
-  it('renders a PDF: the worker thread loads the compiled document-worker.js, without tsx', async () => {
+  it('renders a PDF: the render process loads the compiled document-worker.js, without tsx', async () => {
     buildImageLayout();
     expect(existsSync(join(image, 'dist/modules/documents/document-worker.js'))).toBe(true);
     const renderer = pathToFileURL(join(image, 'dist/modules/documents/document-renderer.js')).href;

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { Tinypool } from 'tinypool';
 import { AppError } from '../../errors.js';
 import { etagOf } from '../../shared/etag.js';
 import { icalFeed, type CalendarInput } from './calendar-text.js';
@@ -8,13 +8,13 @@ import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
 
 export interface DocumentRendererOptions {
-  /** Worker threads (PDF_RENDER_THREADS). */
+  /** Render processes (PDF_RENDER_THREADS). */
   threads: number;
   /** Documents waiting for a thread at most (PDF_RENDER_QUEUE); past it a render is refused with 503. */
   queue: number;
   /** Bytes of rendered PDFs kept (PDF_CACHE_BYTES); 0 keeps none. */
   cacheBytes: number;
-  /** How long an idle thread lives before it exits and frees its memory. */
+  /** How long an idle render process lives before it exits and frees its memory. */
   idleTimeoutMs?: number;
 }
 
@@ -50,17 +50,24 @@ export class RendererBusyError extends AppError {
   }
 }
 
-/** What piscina rejects a task with when its queue is full. */
-const QUEUE_FULL = /^(Task queue is at limit|No task queue available)$/;
+/** What the pool rejects a task with when its queue is full. */
+const QUEUE_FULL = /^(Task queue is at limit|No task queue available)/;
 
 /**
- * The worker module beside this one: document-worker.ts under tsx (tests, development), which the thread
- * loads through tsx as well, or the compiled document-worker.js of dist/ (the image).
+ * The worker module beside this one: document-worker.ts under tsx (tests, development), which the render
+ * process loads through tsx as well, or the compiled document-worker.js of dist/ (the image).
  */
 function workerModule(): { filename: string; execArgv: string[] } {
   const extension = extname(fileURLToPath(import.meta.url));
   const filename = new URL(`./document-worker${extension}`, import.meta.url).href;
   return { filename, execArgv: extension === '.ts' ? ['--import', 'tsx'] : [] };
+}
+
+/** The environment of a render process: this one's (a child started with none would lose PATH, NODE_OPTIONS and the like). */
+function childEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined) environment[name] = value;
+  return environment;
 }
 
 /** Rendered PDFs by the hash of everything they show, the least recently used dropped first past the byte bound. */
@@ -96,9 +103,11 @@ function tableRows(document: CustomerDocument): number {
 }
 
 /**
- * Renders documents in a small pool of worker threads, so a large one never stalls the event loop that
+ * Renders documents in a small pool of child processes, so a large one never stalls the event loop that
  * serves every other request (DECISIONS §11): every PDF, the customer pages of large documents and large
- * calendar feeds. The
+ * calendar feeds. A process rather than a thread, because every thread of a render process (its garbage
+ * collector's too, which a worker thread shares with the event loop's) runs at a lower priority
+ * (document-worker.ts), and its memory is given back whole when it exits after a minute idle. The
  * queue is bounded: when it is full a render is refused at once (503 with Retry-After) instead of
  * waiting without end, and one company may hold at most a quarter of it, so a company rendering many
  * documents fills its own share and the others' renders still queue. A PDF is cached under the hash of
@@ -106,7 +115,9 @@ function tableRows(document: CustomerDocument): number {
  * and concurrent requests for the same content share one render.
  */
 export class DocumentRenderer {
-  private readonly pool: Piscina;
+  private readonly pool: Tinypool;
+  /** Tasks handed to the pool and not yet settled, which close() waits for. */
+  private readonly inPool = new Set<Promise<unknown>>();
   private readonly cache: PdfCache;
   private readonly rendering = new Map<string, Promise<Buffer>>();
   /** Renders waiting or running, per company. */
@@ -114,15 +125,17 @@ export class DocumentRenderer {
   private readonly perCompany: number;
 
   constructor(private readonly options: DocumentRendererOptions) {
-    this.pool = new Piscina({
+    this.pool = new Tinypool({
       ...workerModule(),
-      // No thread until the first render: the layout engine and its fonts stay out of instances that make none.
+      runtime: 'child_process',
+      // Structured clone over the IPC channel, so a PDF's bytes arrive as bytes.
+      serialization: 'advanced',
+      env: childEnvironment(),
+      // No process until the first render: the layout engine and its fonts stay out of instances that make none.
       minThreads: 0,
       maxThreads: options.threads,
       maxQueue: options.queue,
       idleTimeout: options.idleTimeoutMs ?? 60_000,
-      // Rendering yields the CPU to the event loop's thread when both want it (Linux, where supported).
-      niceIncrement: 10,
     });
     this.cache = new PdfCache(options.cacheBytes);
     this.perCompany = Math.max(1, Math.floor((options.threads + options.queue) / 4));
@@ -136,7 +149,7 @@ export class DocumentRenderer {
     let pending = this.rendering.get(key);
     if (!pending) {
       pending = this.run(companyId, async () => {
-        const bytes = (await this.pool.run(document)) as Uint8Array;
+        const bytes = (await this.inPoolRun(document)) as Uint8Array;
         return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       }).finally(() => this.rendering.delete(key));
       this.rendering.set(key, pending);
@@ -151,13 +164,13 @@ export class DocumentRenderer {
     if (tableRows(document) <= INLINE_PAGE_ROWS) {
       return document.kind === 'estimate' ? estimatePage(document, options) : invoicePage(document, options);
     }
-    return this.run(companyId, async () => (await this.pool.run({ document, options }, { name: 'renderPage' })) as string);
+    return this.run(companyId, async () => (await this.inPoolRun({ document, options }, 'renderPage')) as string);
   }
 
   /** A technician's calendar feed (RFC 5545 text): on the event loop when it is small, in the pool when it is large. */
   async calendar(input: CalendarInput, companyId: string): Promise<string> {
     if (calendarWork(input) <= INLINE_CALENDAR_WORK) return icalFeed(input);
-    return this.run(companyId, async () => (await this.pool.run(input, { name: 'renderCalendar' })) as string);
+    return this.run(companyId, async () => (await this.inPoolRun(input, 'renderCalendar')) as string);
   }
 
   /** Runs a task in the pool within the company's share and the queue's bound. */
@@ -177,13 +190,26 @@ export class DocumentRenderer {
     }
   }
 
-  /** Renders completed by the threads (a cached PDF is not one). */
+  /** Hands a task to the pool, keeping it among those close() waits for. */
+  private inPoolRun(task: unknown, name?: string): Promise<unknown> {
+    const result = this.pool.run(task, name ? { name } : undefined);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inPool.add(settled);
+    void settled.then(() => this.inPool.delete(settled));
+    return result;
+  }
+
+  /** Renders completed by the pool (a cached PDF is not one). */
   get completed(): number {
     return this.pool.completed;
   }
 
-  /** Waits for the renders under way, then ends the threads. */
+  /** Waits for the renders under way, then ends the render processes. */
   async close(): Promise<void> {
-    await this.pool.close();
+    while (this.inPool.size > 0) await Promise.all([...this.inPool]);
+    await this.pool.destroy();
   }
 }

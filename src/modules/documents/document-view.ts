@@ -9,7 +9,7 @@ import type { CustomerEstimateView } from './documents.schemas.js';
 
 /**
  * The view model of a customer document: everything its PDF, its share page and its email show, built from
- * the records by the functions below. Plain data only, so it also crosses to the PDF worker threads.
+ * the records by the functions below. Plain data only, so it also crosses to the render processes.
  */
 
 export interface CompanyBlock {

@@ -2,28 +2,37 @@ import { icalFeed, type CalendarInput } from './calendar-text.js';
 import { renderDocumentPdf } from './document-pdf.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
-import { readlinkSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** The niceness of a rendering thread: renders wait while the event loops that answer requests need the CPU. */
+/** The niceness of a render process: renders wait while the event loops that answer requests need the CPU. */
 const RENDER_NICENESS = 10;
 
 /**
- * Lowers this worker thread's scheduling priority (DECISIONS §11: a company rendering large documents must
- * not slow another company's requests). Linux schedules threads as tasks, so the thread's own id takes a
- * niceness of its own; elsewhere, or where it is not allowed, the thread keeps the process's priority.
+ * Lowers the scheduling priority of every thread of this render process (DECISIONS §11: a company rendering
+ * large documents must not slow another company's requests). Linux schedules threads as tasks, each with a
+ * niceness of its own, and the runtime's threads (garbage collection, compilation) exist before this module
+ * runs, so each is set by its id; threads started later inherit the niceness of the thread that starts them.
+ * Elsewhere, or where it is not allowed, the renders run at the server's priority.
  */
 function yieldToRequests(): void {
+  let threadIds: number[];
   try {
-    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(threadId) && threadId > 0) setPriority(threadId, RENDER_NICENESS);
+    threadIds = readdirSync('/proc/self/task').map(Number);
   } catch {
-    // Not Linux, or not permitted: the renders run at the process's priority.
+    threadIds = [0];
+  }
+  for (const threadId of threadIds) {
+    try {
+      if (Number.isInteger(threadId)) setPriority(threadId, RENDER_NICENESS);
+    } catch {
+      // Not permitted: this thread keeps its priority.
+    }
   }
 }
 yieldToRequests();
 
-/** A worker thread of the document pool (document-renderer.ts): lays out one document and answers its PDF bytes. */
+/** A render process of the document pool (document-renderer.ts): lays out one document and answers its PDF bytes. */
 export default async function renderPdf(document: CustomerDocument): Promise<Uint8Array> {
   return renderDocumentPdf(document);
 }
