@@ -194,6 +194,45 @@ describe('PDFs render off the event loop', () => {
     expect(new Set(own)).toEqual(new Set([0]));
   });
 
+  it.runIf(process.platform === 'linux')('a render process that dies mid-render answers 503 with Retry-After; the next render gets a new one', { timeout: 60_000 }, async () => {
+    const company = await makeCompany(ctx.database);
+    const invoice = await bigInvoice(app, company, 1000, 300, 'Killed ');
+    const pdf = () => app.inject({ method: 'GET', url: `/api/v1/invoices/${invoice.uuid}/pdf`, headers: { authorization: `Bearer ${company.key}` } });
+    // A first render starts the process, so the second finds it ready and is killed while laying out.
+    expect((await pdf()).statusCode).toBe(200);
+    const renderProcesses = () =>
+      readdirSync('/proc')
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('tinypool') && readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(process.pid);
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    const rendering = pdf();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    for (const pid of renderProcesses()) process.kill(pid, 'SIGKILL');
+    const killed = await rendering;
+    expect(killed.statusCode, killed.body.slice(0, 300)).toBe(503);
+    expect(killed.headers['retry-after']).toMatch(/^\d+$/);
+    expect(killed.json()).toMatchObject({ success: false, error: { code: 'service_unavailable', message: expect.stringMatching(/renderer stopped.*retry/i) } });
+
+    const again = await pdf();
+    expect(again.statusCode).toBe(200);
+    expect(again.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+
+    // One that dies idle is replaced too, and the server goes on (an unheard pool error would end it).
+    const idle = renderProcesses();
+    expect(idle.length).toBeGreaterThanOrEqual(1);
+    for (const pid of idle) process.kill(pid, 'SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const afterIdleKill = await pdf();
+    expect(afterIdleKill.statusCode).toBe(200);
+    expect(renderProcesses().some((pid) => !idle.includes(pid))).toBe(true);
+  });
+
   it('serves an unchanged document from the cache, and never a stale one', async () => {
     const cached = await appWith({ PDF_CACHE_BYTES: String(8 * 1024 * 1024) });
     const company = await makeCompany(ctx.database);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
-import { RendererBusyError } from '../documents/document-renderer.js';
+import { RendererUnavailableError } from '../documents/document-renderer.js';
 import { calendarFeed, FEED_MAX_VISITS } from './calendar.service.js';
 
 const FeedParams = z.strictObject({
@@ -49,7 +49,7 @@ export const calendarFeedRoutes: FastifyPluginAsync = async (parent) => {
       try {
         text = await calendarFeed(app.deps.database.db, app.documentRenderer, request.params.token, host);
       } catch (error) {
-        if (error instanceof RendererBusyError) reply.header('retry-after', String(error.retryAfterSeconds));
+        if (error instanceof RendererUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
         throw error;
       }
       return reply

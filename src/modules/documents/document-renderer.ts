@@ -16,6 +16,8 @@ export interface DocumentRendererOptions {
   cacheBytes: number;
   /** How long an idle render process lives before it exits and frees its memory. */
   idleTimeoutMs?: number;
+  /** Told when an idle render process ended unexpectedly (killed, out of memory); the next render starts a new one. */
+  onProcessLost?: (error: Error) => void;
 }
 
 /** Seconds a client refused by a full queue is asked to wait (Retry-After). */
@@ -41,17 +43,22 @@ function calendarWork(input: CalendarInput): number {
 }
 const INLINE_CALENDAR_WORK = 5_000;
 
-/** 503 with Retry-After: every thread is busy and the queue (or the company's share of it) is full. */
-export class RendererBusyError extends AppError {
+/**
+ * 503 with Retry-After: every render process is busy and the queue (or the company's share of it) is full, or
+ * the process rendering this document stopped (killed, out of memory) and a new one takes its place.
+ */
+export class RendererUnavailableError extends AppError {
   readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
 
-  constructor() {
-    super('service_unavailable', `Too many documents are being rendered; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`);
+  constructor(message = `Too many documents are being rendered; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`) {
+    super('service_unavailable', message);
   }
 }
 
 /** What the pool rejects a task with when its queue is full. */
 const QUEUE_FULL = /^(Task queue is at limit|No task queue available)/;
+/** What the pool rejects a task with when its render process ended under it. */
+const PROCESS_ENDED = /^(Worker exited unexpectedly|Terminating worker thread)/;
 
 /**
  * The worker module beside this one: document-worker.ts under tsx (tests, development), which the render
@@ -137,6 +144,9 @@ export class DocumentRenderer {
       maxQueue: options.queue,
       idleTimeout: options.idleTimeoutMs ?? 60_000,
     });
+    // A process that ends with renders on it fails those renders (503 below); one that ends idle is reported
+    // here, and must be listened for: an unheard 'error' event would end the server.
+    this.pool.on('error', (error: Error) => options.onProcessLost?.(error));
     this.cache = new PdfCache(options.cacheBytes);
     this.perCompany = Math.max(1, Math.floor((options.threads + options.queue) / 4));
   }
@@ -176,12 +186,15 @@ export class DocumentRenderer {
   /** Runs a task in the pool within the company's share and the queue's bound. */
   private async run<T>(companyId: string, task: () => Promise<T>): Promise<T> {
     const pending = this.pendingByCompany.get(companyId) ?? 0;
-    if (pending >= this.perCompany || this.pool.queueSize >= this.options.queue) throw new RendererBusyError();
+    if (pending >= this.perCompany || this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
     this.pendingByCompany.set(companyId, pending + 1);
     try {
       return await task();
     } catch (error) {
-      if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RendererBusyError();
+      if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RendererUnavailableError();
+      if (error instanceof Error && PROCESS_ENDED.test(error.message)) {
+        throw new RendererUnavailableError(`The document renderer stopped during this render; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`);
+      }
       throw error;
     } finally {
       const left = (this.pendingByCompany.get(companyId) ?? 1) - 1;

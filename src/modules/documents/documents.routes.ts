@@ -8,7 +8,7 @@ import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { DocumentParams, SendDocumentBody, SentDocument, ShareLink } from './documents.schemas.js';
 import { createShareLink, recordPdf, sendDocument, type LinkContext } from './documents.service.js';
-import { RendererBusyError } from './document-renderer.js';
+import { RendererUnavailableError } from './document-renderer.js';
 import type { DocumentKind } from './share-links.js';
 
 export const PdfResponse = {
@@ -21,7 +21,7 @@ export async function withRenderer<T>(reply: FastifyReply, work: () => Promise<T
   try {
     return await work();
   } catch (error) {
-    if (error instanceof RendererBusyError) reply.header('retry-after', String(error.retryAfterSeconds));
+    if (error instanceof RendererUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
     throw error;
   }
 }

@@ -12,7 +12,7 @@ import { linkSigner } from '../../storage/url-signer.js';
 import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
 import { acceptEstimate, declineEstimate, documentPdf, openShared } from './documents.service.js';
-import { RendererBusyError } from './document-renderer.js';
+import { RendererUnavailableError } from './document-renderer.js';
 import { estimateView, type CustomerDocument, type EstimateDocument } from './document-view.js';
 import { SHARE_SEGMENT, sharePath, type DocumentKind } from './share-links.js';
 import { busyPage, notFoundPage, rateLimitedPage, type PageOptions } from './share-page.js';
@@ -121,7 +121,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
     try {
       return sendRendered(reply, status, nonce, await app.documentRenderer.page(document, { ...options, url, nonce }, record.companyId));
     } catch (error) {
-      if (!(error instanceof RendererBusyError)) throw error;
+      if (!(error instanceof RendererUnavailableError)) throw error;
       return sendHtml(reply.header('retry-after', String(error.retryAfterSeconds)), 503, busyPage);
     }
   }
