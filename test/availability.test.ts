@@ -132,4 +132,29 @@ describe('GET /api/v1/availability', () => {
     // 31 days exactly is fine.
     expect((await call(app, 'GET', '/api/v1/availability?from=2026-03-01T00:00:00Z&to=2026-04-01T00:00:00Z&duration_minutes=30', { key: company.key })).status).toBe(200);
   });
+
+  it('takes ranges inside the years 1 to 9999 in every zone, like visit times: outside is 400 out_of_range, the edges answer', { timeout: 20_000 }, async () => {
+    const company = await makeCompany(ctx.database);
+    const user = company.userId;
+    const query = (from: string, to: string, zone = 'America/New_York') =>
+      call(app, 'GET', `/api/v1/availability?from=${from}&to=${to}&duration_minutes=60&user_ids=${user}&time_zone=${zone}`, { key: company.key });
+    // A last local date of 9999-12-31 once sent the day loop past year 9999 without end.
+    for (const [from, to, field] of [
+      ['9999-12-30T00:00:00Z', '9999-12-31T23:00:00Z', 'to'],
+      ['0001-01-01T00:00:00Z', '0001-01-03T00:00:00Z', 'from'],
+    ] as const) {
+      const refused = await query(from, to);
+      expectValidationError(refused, field);
+      expect(refused.body.error.details[0]).toMatchObject({ code: 'out_of_range', message: expect.stringContaining('0001-01-02 and 9999-12-30') });
+    }
+    // The first and the last days the schedule takes, in the zones furthest behind and ahead of UTC.
+    const first = await query('0001-01-02T00:00:00Z', '0001-01-04T00:00:00Z');
+    expect(first.status).toBe(200);
+    expect(first.body.data.availability[0].slots).toHaveLength(2);
+    for (const zone of ['Pacific/Kiritimati', 'Pacific/Pago_Pago']) {
+      const last = await query('9999-12-29T00:00:00Z', '9999-12-30T23:59:59Z', zone);
+      expect(last.status, JSON.stringify(last.body)).toBe(200);
+      expect(last.body.data.availability[0].slots.length).toBeGreaterThanOrEqual(1);
+    }
+  });
 });

@@ -10160,7 +10160,7 @@ export interface operations {
     getAvailability: {
         parameters: {
             query: {
-                /** @description Start of the range (a timestamp with Z or an offset). */
+                /** @description Start of the range (a timestamp with Z or an offset), from 0001-01-02 to 9999-12-30 UTC like visit times. */
                 from: string;
                 /** @description End of the range: after from, at most 31 days later. */
                 to: string;

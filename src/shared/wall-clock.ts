@@ -14,6 +14,20 @@ export interface LocalParts {
 }
 
 
+/**
+ * The instants the schedule takes (visit times, availability ranges): a day inside the years 1 to 9999 on
+ * each side, so that every local date they touch is a YYYY-MM-DD date of the common era in every zone
+ * (offsets reach 14 hours).
+ */
+const SCHEDULE_EARLIEST_MS = Date.parse('0001-01-02T00:00:00Z');
+const SCHEDULE_LATEST_MS = Date.parse('9999-12-31T00:00:00Z');
+export const SCHEDULE_RANGE_TEXT = 'must be between 0001-01-02 and 9999-12-30 (UTC)';
+
+/** Whether the schedule takes this instant (SCHEDULE_RANGE_TEXT). */
+export function inScheduleRange(instant: Date): boolean {
+  return instant.getTime() >= SCHEDULE_EARLIEST_MS && instant.getTime() < SCHEDULE_LATEST_MS;
+}
+
 /** One formatter per zone: building one costs far more than using it. */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -33,7 +33,7 @@ const userIdList = z
   .meta({ type: 'array', items: { type: 'string', format: 'uuid', minLength: 36, maxLength: 36 }, minItems: 1, maxItems: MAX_AVAILABILITY_USERS });
 
 export const AvailabilityQuery = z.strictObject({
-  from: timestampInput.describe('Start of the range (a timestamp with Z or an offset).').meta({ example: '2026-12-07T00:00:00.000Z' }),
+  from: timestampInput.describe('Start of the range (a timestamp with Z or an offset), from 0001-01-02 to 9999-12-30 UTC like visit times.').meta({ example: '2026-12-07T00:00:00.000Z' }),
   to: timestampInput.describe(`End of the range: after from, at most ${MAX_AVAILABILITY_DAYS} days later.`).meta({ example: '2026-12-14T00:00:00.000Z' }),
   duration_minutes: plainDigits(
     z

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { invalidField, validationError } from '../../errors.js';
-import { addDays, boundaryInstant, localParts } from '../../shared/wall-clock.js';
+import { addDays, boundaryInstant, inScheduleRange, localParts, SCHEDULE_RANGE_TEXT } from '../../shared/wall-clock.js';
 import { availabilityInputs } from './availability.repository.js';
 import { MAX_AVAILABILITY_DAYS, MAX_AVAILABILITY_USERS, type AvailabilityQuery, type AvailabilityResponse } from './availability.schemas.js';
 import { freeSlots, type Interval } from './free-slots.js';
@@ -21,7 +21,8 @@ export function workingWindows(from: Date, to: Date, timeZone: string, dayStart:
   const first = addDays(localParts(from, timeZone).date, -1);
   const last = localParts(to, timeZone).date;
   const windows: Interval[] = [];
-  for (let date = first; date <= last; date = addDays(date, 1)) {
+  // Bounded by count as well as by date: the range is at most MAX_AVAILABILITY_DAYS, plus the day before.
+  for (let date = first, days = 0; date <= last && days <= MAX_AVAILABILITY_DAYS + 2; date = addDays(date, 1), days++) {
     windows.push({ start: boundaryInstant(date, dayStart, timeZone).getTime(), end: boundaryInstant(date, dayEnd, timeZone).getTime() });
   }
   if (windowsKept.size >= WINDOWS_KEPT) windowsKept.delete(windowsKept.keys().next().value!);
@@ -43,6 +44,9 @@ const WINDOWS_KEPT = 5_000;
  * arithmetic is free-slots.ts.
  */
 export async function availability(db: Db, companyId: string, query: AvailabilityQuery): Promise<AvailabilityResponse> {
+  for (const field of ['from', 'to'] as const) {
+    if (!inScheduleRange(query[field])) throw invalidField(field, SCHEDULE_RANGE_TEXT, 'out_of_range');
+  }
   if (query.to <= query.from) throw invalidField('to', 'must be after from');
   if (query.to.getTime() - query.from.getTime() > MAX_AVAILABILITY_DAYS * DAY_MS) {
     throw invalidField('to', `must be at most ${MAX_AVAILABILITY_DAYS} days after from`, 'out_of_range');

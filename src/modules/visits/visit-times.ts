@@ -1,5 +1,5 @@
 import { invalidField, validationError, type ErrorDetail } from '../../errors.js';
-import { exactInstant } from '../../shared/wall-clock.js';
+import { exactInstant, inScheduleRange, SCHEDULE_RANGE_TEXT } from '../../shared/wall-clock.js';
 import { MAX_VISIT_MS } from '../schedule/holds.repository.js';
 
 
@@ -65,18 +65,9 @@ function skipped(field: string, date: string, time: string, timeZone: string) {
   return invalidField(field, `does not exist: ${date} ${time} is skipped by a daylight-saving change in ${timeZone}`);
 }
 
-/**
- * The instants a visit may have: a day inside the years 1 to 9999 on each side, so that its local_date is a
- * YYYY-MM-DD date in every zone (offsets reach 14 hours).
- */
-const EARLIEST_MS = Date.parse('0001-01-02T00:00:00Z');
-const LATEST_MS = Date.parse('9999-12-31T00:00:00Z');
-
 function checkedInterval(startsAt: Date, endsAt: Date, endField: string, startField: string): Interval {
   for (const [field, instant] of [[startField, startsAt], [endField, endsAt]] as const) {
-    if (instant.getTime() < EARLIEST_MS || instant.getTime() >= LATEST_MS) {
-      throw invalidField(field, 'must be between 0001-01-02 and 9999-12-30 (UTC)', 'out_of_range');
-    }
+    if (!inScheduleRange(instant)) throw invalidField(field, SCHEDULE_RANGE_TEXT, 'out_of_range');
   }
   if (endsAt.getTime() <= startsAt.getTime()) throw invalidField(endField, `must be after ${startField}`);
   if (endsAt.getTime() - startsAt.getTime() > MAX_VISIT_MS) {
