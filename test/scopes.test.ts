@@ -125,11 +125,19 @@ describe('order of checks and usage', () => {
     expect(first.headers['x-usage-count']).toBe('2');
     expect(first.headers['x-usage-limit']).toBe('3');
     expectError(await call(ctx.app, 'POST', '/api/v1/customers', { key, body: { not: 'valid' } }), 403, 'insufficient_scope');
-    // The limit is used up now: scope still comes first.
+    // The limit is used up now: scope still comes first, and the refusal still counts (§8: only ip_restricted
+    // and usage_limit_exceeded do not), past the limit.
     const over = await call(ctx.app, 'PUT', '/api/v1/numbering', { key, body: {} });
     expectError(over, 403, 'insufficient_scope');
-    expect(over.headers['x-usage-count']).toBe('3');
-    expectError(await call(ctx.app, 'GET', '/api/v1/customers', { key }), 403, 'usage_limit_exceeded');
+    expect(over.headers['x-usage-count']).toBe('4');
+    const limitedOut = await call(ctx.app, 'GET', '/api/v1/customers', { key });
+    expectError(limitedOut, 403, 'usage_limit_exceeded');
+    expect(limitedOut.headers['x-usage-count']).toBe('4');
+    // So does a refusal for a missing add-on.
+    const noAddon = await call(ctx.app, 'GET', '/api/v1/numbering', { key: limited.key });
+    expectError(noAddon, 403, 'addon_required');
+    expect(noAddon.headers['x-usage-count']).toBe('5');
+    expect(noAddon.headers['x-usage-limit']).toBe('3');
   });
 
   it('a key with the scope but not the add-on gets addon_required', async () => {

@@ -240,15 +240,17 @@ export const authPlugin = fp<AuthOptions>(
       }
       options.lastUsed.used(record.apiKeyId);
       const { addon, scope } = request.routeOptions.config ?? {};
-      // The sandbox counts apart from the live company, with no limit (its own usage headers).
-      const usage = await options.usage.count(principal.companyId, monthlyRequestLimit);
+      const refusal =
+        scope && !scopeAllows(principal.scopes, scope)
+          ? new AppError('insufficient_scope', `This API key lacks the scope this endpoint needs: ${scope}.`)
+          : addon && !principal.addons.has(addon)
+            ? new AppError('addon_required', `This endpoint needs the '${addon}' add-on on the company account.`)
+            : null;
+      // A request refused for its scope or add-on counts even past the limit: only ip_restricted and
+      // usage_limit_exceeded do not (DECISIONS.md §8). The sandbox counts apart, with no limit.
+      const usage = await options.usage.count(principal.companyId, refusal ? null : monthlyRequestLimit);
       setUsageHeaders(reply, usage.count, monthlyRequestLimit, usage.resetsAt);
-      if (scope && !scopeAllows(principal.scopes, scope)) {
-        throw new AppError('insufficient_scope', `This API key lacks the scope this endpoint needs: ${scope}.`);
-      }
-      if (addon && !principal.addons.has(addon)) {
-        throw new AppError('addon_required', `This endpoint needs the '${addon}' add-on on the company account.`);
-      }
+      if (refusal) throw refusal;
       if (!usage.allowed) {
         throw new AppError('usage_limit_exceeded', 'The monthly request limit of this company is used up.');
       }
