@@ -119,6 +119,10 @@ describe('POST /api/v1/api_keys', () => {
     for (const [body, field] of cases) {
       expectValidationError(await call(ctx.app, 'POST', '/api/v1/api_keys', { key, body }), field);
     }
+    // An unknown scope is invalid_enum, and its message lists the scopes there are.
+    const unknown = await call(ctx.app, 'POST', '/api/v1/api_keys', { key, body: { scopes: ['foo:read'] } });
+    expect(unknown.body.error.details[0]).toMatchObject({ field: 'scopes[0]', code: 'invalid_enum' });
+    for (const scope of ['*', 'company:read', 'schedule:write', 'api_keys:write']) expect(unknown.body.error.details[0].message).toContain(scope);
     const list = await call(ctx.app, 'GET', '/api/v1/api_keys', { key });
     expect(list.body.data.pagination.total).toBe(1);
   });

@@ -13,7 +13,7 @@ export const MAX_ALLOWED_IPS = 100;
 const scopeList = [ALL_SCOPES, ...SCOPES] as [string, ...string[]];
 
 const scopes = z
-  .array(z.enum(scopeList, { error: 'must be "*" or <area>:read / <area>:write (see the scopes table)' }))
+  .array(z.enum(scopeList, { error: `must be one of: ${scopeList.join(', ')}` }))
   .min(1, 'must list at least one scope')
   .max(scopeList.length, `must list at most ${scopeList.length} scopes`)
   .refine((list) => !list.includes(ALL_SCOPES) || list.length === 1, {
