@@ -233,7 +233,7 @@ describe('address safety (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
 });
 
 describe('address safety with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', () => {
-  it('allows loopback, private and shared ranges but never link-local', async () => {
+  it('allows loopback, private and shared ranges but never link-local or site-local', async () => {
     const policy = { allowPrivateNetworks: true, resolveHost };
     for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://10.0.0.1/', 'http://[fd00::1]/', 'http://100.64.1.1/', 'https://localhost.example.com/']) {
       await expect(resolveSafeAddress(new URL(url), policy), url).resolves.toBeDefined();
@@ -241,6 +241,9 @@ describe('address safety with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', () => {
     for (const url of [
       'http://169.254.169.254/',
       'http://[fe80::1]/',
+      // Site-local is not among the ranges the flag names (DECISIONS §11 refuses fec0::/10 outright).
+      'http://[fec0::1]/',
+      'http://[feff::1]/',
       'https://metadata.example.com/',
       'https://mapped-link.example.com/',
       'https://compat-link.example.com/',

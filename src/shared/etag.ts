@@ -29,11 +29,11 @@ export function envelopeDataJson(payload: string): string | undefined {
 /** A parsed If-Match / If-None-Match header: `*` or the listed entity tags (weak ones keep their W/). */
 export type EntityTags = '*' | string[];
 
-/** Parses an If-Match or If-None-Match header; undefined when absent or empty. */
+/** Parses an If-Match or If-None-Match header; undefined when absent, no tags when sent empty. */
 export function parseEntityTags(header: string | string[] | undefined): EntityTags | undefined {
   if (header === undefined) return undefined;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (value.trim() === '') return undefined;
+  // A header sent empty names no ETag: an If-Match that matches nothing, never an unconditional write.
   if (value.trim() === '*') return '*';
   const tags = value.match(/(?:W\/)?"[^"]*"/g) ?? [];
   return tags;

@@ -11,7 +11,7 @@ export const systemResolveHost: ResolveHost = (hostname) => dns.lookup(hostname,
 export class UnsafeAddressError extends Error {}
 
 export interface AddressPolicy {
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: loopback, private and shared ranges allowed; link-local never. */
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: loopback, private and shared ranges allowed; link-local and site-local never. */
   allowPrivateNetworks: boolean;
   resolveHost: ResolveHost;
 }
@@ -20,10 +20,11 @@ const PRIVATE_RANGES: Record<string, string> = {
   loopback: 'a loopback',
   private: 'a private',
   uniqueLocal: 'a private',
-  deprecatedSiteLocal: 'a private (site-local fec0::/10)',
   carrierGradeNat: 'a shared (100.64.0.0/10)',
 };
+/** Refused whatever WEBHOOK_ALLOW_PRIVATE_NETWORKS says (DECISIONS §9, §11): the flag names loopback, private and shared only. */
 const FORBIDDEN_RANGES: Record<string, string> = {
+  deprecatedSiteLocal: 'a site-local (fec0::/10)',
   linkLocal: 'a link-local',
   multicast: 'a multicast',
   unspecified: 'an unspecified',
