@@ -333,6 +333,13 @@ describe('share links', () => {
       `${flip(subject, 5)}.${expires}.${signature}`,
       `${subject}.${Number(expires) + 1000}.${signature}`,
       `${subject}.${expires}.${flip(signature, 10)}`,
+      // The last character's unused low bits: every other letter in its group of four decodes to the same bytes.
+      ...[1, 2, 3].map((step) => {
+        const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+        const last = alphabet.indexOf(signature.at(-1)!);
+        return `${subject}.${expires}.${signature.slice(0, -1)}${alphabet[(last & ~3) | ((last + step) & 3)]}`;
+      }),
+      `${subject}.0${expires}.${signature}`,
       `${subject}.${expires}`,
       'garbage',
     ];

@@ -437,6 +437,8 @@ describe('GET /files/* (signed links)', () => {
       `/files/${storageKey}?expires=${expires}`,
       `/files/${storageKey}?expires=${expires}&signature=${flipped}`,
       `/files/${storageKey}?expires=${expires + 1}&signature=${signature}`,
+      `/files/${storageKey}?expires=0${expires}&signature=${signature}`,
+      `/files/${storageKey}?expires=${expires}&signature=${signature.toUpperCase()}`,
       `/files/${storageKey}?expires=${past}&signature=${new UrlSigner('test-secret').sign(storageKey, past)}`,
       `/files/${storageKey}?expires=${expires}&signature=${otherSigner.sign(storageKey, expires)}`,
       `/files/${storageKey}?expires=${expires}&signature=xyz`,

@@ -39,7 +39,8 @@ export class UrlSigner {
 
   /** True when the signature is this key's and the link has not expired; compared in constant time. */
   verify(key: string, expires: string | undefined, signature: string | undefined, now = Date.now()): boolean {
-    if (!expires || !/^\d{1,12}$/.test(expires) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
+    // Only the exact text issued: no leading zero on the expiry, the signature in lower-case hex.
+    if (!expires || !/^[1-9]\d{0,11}$/.test(expires) || !signature || !/^[0-9a-f]{64}$/.test(signature)) return false;
     const expected = Buffer.from(this.sign(key, Number(expires)), 'hex');
     const given = Buffer.from(signature, 'hex');
     return timingSafeEqual(expected, given) && Number(expires) * 1000 > now;
@@ -60,9 +61,12 @@ export class UrlSigner {
     const match = TOKEN.exec(token);
     if (!match) return null;
     const [, subject, expiresText, signature] = match as unknown as [string, string, string, string];
+    // Only the exact text issued: an expiry without leading zeros, and the signature's own base64url text
+    // (decoding alone would ignore the unused low bits of its last character).
+    if (!/^[1-9]\d*$/.test(expiresText)) return null;
     const expires = Number(expiresText);
-    const given = Buffer.from(signature, 'base64url');
-    const expected = this.tokenMac(purpose, subject, expires);
+    const given = Buffer.from(signature, 'utf8');
+    const expected = Buffer.from(this.tokenMac(purpose, subject, expires).toString('base64url'), 'utf8');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     return expires * 1000 > now ? { subject, expires } : null;
   }
