@@ -452,6 +452,12 @@ describe('accept and decline', () => {
     const response = await accept(link, { selected_tier: 'good', signature_name: 'Dana' });
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({ selected_addons: [], addons_amount: 0, base_amount: 1000, tax_amount: 82.5, total_amount: 1082.5 });
+    // null means none too, as on the estimate's own PUT.
+    const withNull = await estimateSetup({ selected_addons: ['permit'] });
+    const nullLink = pathOf((await shareLink(withNull.company.key, 'estimates', withNull.estimate.uuid)).url);
+    const nullAccept = await accept(nullLink, { selected_tier: 'good', signature_name: 'Dana', selected_addons: null });
+    expect(nullAccept.status, JSON.stringify(nullAccept.body)).toBe(200);
+    expect(nullAccept.body.data).toMatchObject({ selected_addons: [], addons_amount: 0, total_amount: 1082.5 });
 
     const flat = await makeTemplate(app, setup.company.key, { name: 'Drain cleaning', pricing_type: 'flat', base_price: 149.99, tax_rate: 6.25 });
     const estimate = await makeEstimate(app, setup.company.key, { customer_uuid: setup.customer.uuid, template_uuid: flat.uuid, quantity: 3 });

@@ -1467,12 +1467,12 @@ export interface components {
              */
             selected_tier?: components["schemas"]["Tier"] | null;
             /**
-             * @description Ids of the template add-ons the customer wants, each at most once; absent means none (an unchecked form). Unknown or repeated ids are 400.
+             * @description Ids of the template add-ons the customer wants, each at most once; absent or null means none (an unchecked form). Unknown or repeated ids are 400.
              * @example [
              *       "permit"
              *     ]
              */
-            selected_addons?: string[];
+            selected_addons?: string[] | null;
             /**
              * @description The name the customer signs with; required.
              * @example Dana Reyes

@@ -54,8 +54,9 @@ export const AcceptEstimateBody = z
       .optional()
       .describe('good, better or best: required for a tiered template; absent or null for a flat one.')
       .meta({ example: 'better' }),
-    selected_addons: AddonSelection.optional()
-      .describe('Ids of the template add-ons the customer wants, each at most once; absent means none (an unchecked form). Unknown or repeated ids are 400.')
+    selected_addons: AddonSelection.nullable()
+      .optional()
+      .describe('Ids of the template add-ons the customer wants, each at most once; absent or null means none (an unchecked form). Unknown or repeated ids are 400.')
       .meta({ example: ['permit'] }),
     signature_name: requiredText(200).describe('The name the customer signs with; required.').meta({ example: 'Dana Reyes' }),
     response_notes: longText(5000).nullable().optional().describe("The customer's note.").meta({ example: 'Please call before arriving.' }),
