@@ -138,6 +138,26 @@ async function invoiceSetup() {
 }
 
 describe('GET /api/v1/invoices/{uuid}/pdf', () => {
+  it('prints names, lines and notes beyond Windows-1252 as stored (Polish, Greek, Cyrillic), beside plain ones', async () => {
+    const setup = await invoiceSetup();
+    const customer = await makeCustomer(app, setup.company.key, { first_name: 'Łukasz', last_name: 'Żółć-Müller' });
+    const jobUuid = (await insertJob(ctx.database, setup.company.companyId, customer.uuid)).uuid;
+    const invoice = await makeInvoice(app, { ...setup, customer, jobUuid }, {
+      line_items: [
+        { description: 'Wymiana zaworu – łazienka', quantity: 1, unit_price: 120, tax_rate: 0 },
+        { description: 'Επισκευή θερμοσίφωνα', quantity: 1, unit_price: 80.5, tax_rate: 0 },
+        { description: 'Ремонт бойлера', quantity: 2, unit_price: 10.25, tax_rate: 0 },
+        { description: 'Café crème – €5 off next visit', quantity: 1, unit_price: 1, tax_rate: 0 },
+      ],
+      notes: 'Dziękujemy · Ευχαριστούμε · Спасибо',
+    });
+    const text = await pdfText(await pdfOf(setup.company.key, `/invoices/${invoice.uuid}/pdf`));
+    for (const shown of ['Łukasz Żółć-Müller', 'Wymiana zaworu – łazienka', 'Επισκευή θερμοσίφωνα', 'Ремонт бойлера', 'Café crème – €5 off next visit', 'Dziękujemy · Ευχαριστούμε · Спасибо']) {
+      expect(text).toContain(shown);
+    }
+    expect(text).toContain('20.50');
+  });
+
   it('shows the company, number, customer, each line and the totals exactly as the JSON has them', async () => {
     const setup = await invoiceSetup();
     const invoice = await makeInvoice(app, setup, {

@@ -1,7 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { amountText, dateText, quantityText, TIER_LABELS } from './document-format.js';
 import type { CustomerDocument, EstimateDocument, InvoiceDocument } from './document-view.js';
 
 type Pdf = PDFKit.PDFDocument;
+
+type Weight = 'regular' | 'bold';
+/** PDF's built-in Helvetica: no font data embedded, but it shows only the WinAnsi (Windows-1252) characters. */
+const STANDARD: Record<Weight, string> = { regular: 'Helvetica', bold: 'Helvetica-Bold' };
+/** DejaVu Sans, embedded (subset) for text Helvetica cannot show: names and notes in Polish, Greek, Cyrillic, ... */
+const UNICODE: Record<Weight, string> = { regular: 'DejaVuSans', bold: 'DejaVuSans-Bold' };
+/** The characters of WinAnsiEncoding: Latin-1 and the Windows-1252 additions (euro sign, dashes, quotes, ...). */
+const WIN_ANSI = /^[\n\t\x20-\x7e\xa0-\xff€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]*$/u;
+
+/** The DejaVu Sans files, read on the first document that needs them. */
+let unicodeFonts: Record<Weight, Buffer> | undefined;
+function unicodeFontData(): Record<Weight, Buffer> {
+  const resolve = createRequire(import.meta.url).resolve;
+  unicodeFonts ??= {
+    regular: readFileSync(resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')),
+    bold: readFileSync(resolve('dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf')),
+  };
+  return unicodeFonts;
+}
+
+/** The weight each document writes in now; the face is chosen per text (faceFor). */
+const weights = new WeakMap<Pdf, Weight>();
+
+function font(doc: Pdf, weight: Weight): Pdf {
+  weights.set(doc, weight);
+  return doc.font(STANDARD[weight]);
+}
+
+/**
+ * Sets the face that shows `value` in the current weight: Helvetica when every character is in its set (the
+ * layout's own metrics), else DejaVu Sans, so no name or note is ever printed as other characters.
+ */
+function faceFor(doc: Pdf, value: string): void {
+  const weight = weights.get(doc) ?? 'regular';
+  if (WIN_ANSI.test(value)) {
+    doc.font(STANDARD[weight]);
+    return;
+  }
+  if (!unicodeRegistered.has(doc)) {
+    const data = unicodeFontData();
+    doc.registerFont(UNICODE.regular, data.regular).registerFont(UNICODE.bold, data.bold);
+    unicodeRegistered.add(doc);
+  }
+  doc.font(UNICODE[weight]);
+}
+/** Documents that have DejaVu Sans registered under its names (once each, so its subset is embedded once). */
+const unicodeRegistered = new WeakSet<Pdf>();
 
 const PAGE = { width: 612, height: 792, margin: 50 };
 const CONTENT_WIDTH = PAGE.width - 2 * PAGE.margin;
@@ -22,15 +71,16 @@ interface Row {
 }
 
 function text(doc: Pdf, value: string, x: number, y: number, options: PDFKit.Mixins.TextOptions = {}) {
+  faceFor(doc, value);
   doc.text(value, x, y, { lineBreak: false, ...options });
 }
 
 function header(doc: Pdf, document: CustomerDocument, title: string, facts: Array<[string, string]>) {
   const { company } = document;
   let y = PAGE.margin;
-  doc.font('Helvetica-Bold').fontSize(16).fillColor(INK);
+  font(doc, 'bold').fontSize(16).fillColor(INK);
   text(doc, company.name, PAGE.margin, y, { width: 300, ellipsis: true });
-  doc.font('Helvetica').fontSize(9).fillColor(MUTED);
+  font(doc, 'regular').fontSize(9).fillColor(MUTED);
   y += 22;
   for (const line of [...company.address_lines, company.phone ?? '', company.email].filter(Boolean)) {
     text(doc, line, PAGE.margin, y, { width: 300, ellipsis: true });
@@ -38,24 +88,24 @@ function header(doc: Pdf, document: CustomerDocument, title: string, facts: Arra
   }
 
   const right = PAGE.margin + CONTENT_WIDTH - 220;
-  doc.font('Helvetica-Bold').fontSize(20).fillColor(INK);
+  font(doc, 'bold').fontSize(20).fillColor(INK);
   text(doc, title.toUpperCase(), right, PAGE.margin, { width: 220, align: 'right' });
   let factY = PAGE.margin + 28;
   doc.fontSize(9);
   for (const [label, value] of facts) {
-    doc.font('Helvetica').fillColor(MUTED);
+    font(doc, 'regular').fillColor(MUTED);
     text(doc, label, right, factY, { width: 100 });
-    doc.font('Helvetica-Bold').fillColor(INK);
+    font(doc, 'bold').fillColor(INK);
     text(doc, value, right + 100, factY, { width: 120, align: 'right' });
     factY += 13;
   }
 
   y = Math.max(y, factY) + 14;
-  doc.font('Helvetica-Bold').fontSize(9).fillColor(MUTED);
+  font(doc, 'bold').fontSize(9).fillColor(MUTED);
   text(doc, document.kind === 'invoice' ? 'BILL TO' : 'PREPARED FOR', PAGE.margin, y);
   text(doc, 'SERVICE ADDRESS', PAGE.margin + 260, y);
   y += 13;
-  doc.font('Helvetica').fontSize(10).fillColor(INK);
+  font(doc, 'regular').fontSize(10).fillColor(INK);
   const address = document.customer.service_address_lines;
   text(doc, document.customer.name, PAGE.margin, y, { width: 250, ellipsis: true });
   let addressY = y;
@@ -68,7 +118,7 @@ function header(doc: Pdf, document: CustomerDocument, title: string, facts: Arra
 
 function tableHeader(doc: Pdf, columns: Column[], y: number): number {
   doc.rect(PAGE.margin, y, CONTENT_WIDTH, 18).fill('#eeeeee');
-  doc.font('Helvetica-Bold').fontSize(9).fillColor(INK);
+  font(doc, 'bold').fontSize(9).fillColor(INK);
   let x = PAGE.margin;
   for (const column of columns) {
     text(doc, column.header, x + 4, y + 5, { width: column.width - 8, align: column.align });
@@ -80,20 +130,27 @@ function tableHeader(doc: Pdf, columns: Column[], y: number): number {
 /** The rows, flowing onto new pages with the table header repeated at the top of each. */
 function table(doc: Pdf, columns: Column[], rows: Row[], startY: number, continued: string): number {
   let y = tableHeader(doc, columns, startY);
-  doc.font('Helvetica').fontSize(9.5);
+  font(doc, 'regular').fontSize(9.5);
   for (const row of rows) {
-    const height = Math.max(...row.cells.map((cell, index) => doc.heightOfString(cell || ' ', { width: columns[index]!.width - 8 }))) + 6;
+    const height =
+      Math.max(
+        ...row.cells.map((cell, index) => {
+          faceFor(doc, cell);
+          return doc.heightOfString(cell || ' ', { width: columns[index]!.width - 8 });
+        }),
+      ) + 6;
     if (y + height > BOTTOM) {
       doc.addPage();
-      doc.font('Helvetica').fontSize(9).fillColor(MUTED);
+      font(doc, 'regular').fontSize(9).fillColor(MUTED);
       text(doc, continued, PAGE.margin, PAGE.margin);
       y = tableHeader(doc, columns, PAGE.margin + 16);
-      doc.font('Helvetica').fontSize(9.5);
+      font(doc, 'regular').fontSize(9.5);
     }
     let x = PAGE.margin;
     doc.fillColor(INK);
     row.cells.forEach((cell, index) => {
       const column = columns[index]!;
+      faceFor(doc, cell);
       doc.text(cell, x + 4, y, { width: column.width - 8, align: column.align });
       x += column.width;
     });
@@ -113,7 +170,7 @@ function totals(doc: Pdf, lines: Array<[string, string, boolean?]>, startY: numb
   let y = ensureSpace(doc, startY, lines.length * 15 + 10);
   const x = PAGE.margin + CONTENT_WIDTH - 240;
   for (const [label, value, strong] of lines) {
-    doc.font(strong ? 'Helvetica-Bold' : 'Helvetica').fontSize(strong ? 11 : 10).fillColor(INK);
+    font(doc, strong ? 'bold' : 'regular').fontSize(strong ? 11 : 10).fillColor(INK);
     text(doc, label, x, y, { width: 140 });
     text(doc, value, x + 140, y, { width: 100, align: 'right' });
     y += strong ? 17 : 15;
@@ -124,9 +181,10 @@ function totals(doc: Pdf, lines: Array<[string, string, boolean?]>, startY: numb
 function section(doc: Pdf, title: string, body: string | null | undefined, startY: number): number {
   if (!body) return startY;
   let y = ensureSpace(doc, startY, 40);
-  doc.font('Helvetica-Bold').fontSize(9).fillColor(MUTED);
+  font(doc, 'bold').fontSize(9).fillColor(MUTED);
   text(doc, title.toUpperCase(), PAGE.margin, y);
-  doc.font('Helvetica').fontSize(10).fillColor(INK);
+  font(doc, 'regular').fontSize(10).fillColor(INK);
+  faceFor(doc, body);
   doc.text(body, PAGE.margin, y + 13, { width: CONTENT_WIDTH });
   y = doc.y + 12;
   return y;
@@ -140,7 +198,7 @@ function footers(doc: Pdf, label: string) {
     const bottom = doc.page.margins.bottom;
     // Writing below the bottom margin would otherwise start a new page.
     doc.page.margins.bottom = 0;
-    doc.font('Helvetica').fontSize(8).fillColor(MUTED);
+    font(doc, 'regular').fontSize(8).fillColor(MUTED);
     text(doc, `${label} - page ${index + 1} of ${range.count}`, PAGE.margin, PAGE.height - PAGE.margin + 10, {
       width: CONTENT_WIDTH,
       align: 'center',
