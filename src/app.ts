@@ -99,7 +99,8 @@ export async function buildApp(deps: AppDeps) {
     app.log.warn('PUBLIC_BASE_URL is not set: absolute links are built from the Host header of each request; set it in production');
   }
   if (config.NODE_ENV === 'production' && !config.PHOTO_URL_SECRET) {
-    // A per-process secret: share links die on restart and links signed by one instance fail on another.
+    // A per-process secret (the server uses the database's when it can): share links die on restart and links
+    // signed by one instance fail on another.
     app.log.warn('PHOTO_URL_SECRET is not set: photo and share links are signed with a per-process secret; set the same value on every instance');
   }
 

@@ -7,6 +7,7 @@ import { createDatabase } from './db/client.js';
 import { MIGRATIONS_FOLDER, migrateDatabase } from './db/migrate.js';
 import { createCompany, hasAnyCompany } from './modules/admin/provisioning.service.js';
 import { createStorage } from './storage/create-storage.js';
+import { sharedLinkSecret } from './storage/link-secret.js';
 
 function migrationCount(): number {
   return readdirSync(MIGRATIONS_FOLDER).filter((name) => name.endsWith('.sql')).length;
@@ -55,9 +56,14 @@ async function start() {
     demoKey = demo.api_key;
   }
 
-  const storage = await createStorage(config);
+  // Without PHOTO_URL_SECRET, links are signed with a secret the database keeps, the same for every instance
+  // and after a restart (a database without migration 0022 leaves the per-process one and its warning).
+  const storedSecret = config.PHOTO_URL_SECRET ? undefined : await sharedLinkSecret(database.db).catch(() => undefined);
+  const appConfig = storedSecret ? { ...config, PHOTO_URL_SECRET: storedSecret } : config;
+  const storage = await createStorage(appConfig);
   // The app owns the database: app.close() stops background work with its last writes, then closes it.
-  const app = await buildApp({ config, database, storage, ownsDatabase: true });
+  const app = await buildApp({ config: appConfig, database, storage, ownsDatabase: true });
+  if (storedSecret) app.log.info('PHOTO_URL_SECRET is not set: photo and share links are signed with the secret kept in the database');
 
   closeWithGrace({ delay: 10_000 + config.SHUTDOWN_DRAIN_MS }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

@@ -76,9 +76,9 @@ const signers = new WeakMap<Config, UrlSigner>();
 
 /**
  * The process's signer for a configuration, made once: photo links and share links use the same one.
- * Without PHOTO_URL_SECRET a random secret is made per process: links then stop working on restart and
- * are valid only on the instance that made them, so set PHOTO_URL_SECRET when links must outlive a
- * restart or several instances serve one API.
+ * The server fills PHOTO_URL_SECRET, when it is unset, with the secret the database keeps (link-secret.ts).
+ * An app built without either (tests) gets a random secret per process: its links stop working on restart
+ * and are valid only on the instance that made them.
  */
 export function linkSigner(config: Config): UrlSigner {
   let signer = signers.get(config);

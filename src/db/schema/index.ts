@@ -9,3 +9,4 @@ export * from './idempotency.js';
 export * from './record-counts.js';
 export * from './events.js';
 export * from './scheduling.js';
+export * from './link-secrets.js';
