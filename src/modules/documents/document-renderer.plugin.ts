@@ -16,7 +16,7 @@ export const documentRendererPlugin = fp(
       threads: config.PDF_RENDER_THREADS,
       queue: config.PDF_RENDER_QUEUE,
       cacheBytes: config.PDF_CACHE_BYTES,
-      onProcessLost: (error) => app.log.warn({ err: error }, 'an idle render process ended; the next render starts a new one'),
+      onProcessLost: (error) => app.log.warn({ err: error }, 'a render process ended while idle or starting up; a new one takes its place'),
     });
     app.decorate('documentRenderer', renderer);
     app.addHook('onClose', async () => renderer.close());

@@ -16,7 +16,7 @@ export interface DocumentRendererOptions {
   cacheBytes: number;
   /** How long an idle render process lives before it exits and frees its memory. */
   idleTimeoutMs?: number;
-  /** Told when an idle render process ended unexpectedly (killed, out of memory); the next render starts a new one. */
+  /** Told when a render process ended unexpectedly (killed, out of memory) while idle or starting up. */
   onProcessLost?: (error: Error) => void;
 }
 
@@ -45,7 +45,7 @@ const INLINE_CALENDAR_WORK = 5_000;
 
 /**
  * 503 with Retry-After: every render process is busy and the queue (or the company's share of it) is full, or
- * the process rendering this document stopped (killed, out of memory) and a new one takes its place.
+ * the processes rendering this document stopped twice (killed, out of memory) and a new one takes their place.
  */
 export class RendererUnavailableError extends AppError {
   readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
@@ -58,7 +58,9 @@ export class RendererUnavailableError extends AppError {
 /** What the pool rejects a task with when its queue is full. */
 const QUEUE_FULL = /^(Task queue is at limit|No task queue available)/;
 /** What the pool rejects a task with when its render process ended under it. */
-const PROCESS_ENDED = /^(Worker exited unexpectedly|Terminating worker thread)/;
+const PROCESS_ENDED = /^(Worker exited unexpectedly|Terminating worker thread|Channel closed)/;
+/** What the pool rejects a queued task with when restart() gave up on starting a process for it. */
+const CANCELLED = /^The task has been cancelled/;
 
 /**
  * The worker module beside this one: document-worker.ts under tsx (tests, development), which the render
@@ -130,6 +132,9 @@ export class DocumentRenderer {
   /** Renders waiting or running, per company. */
   private readonly pendingByCompany = new Map<string, number>();
   private readonly perCompany: number;
+  private closing = false;
+  /** Processes that ended with renders queued and no task succeeding since; restart() gives up at two. */
+  private startsFailedInARow = 0;
 
   constructor(private readonly options: DocumentRendererOptions) {
     this.pool = new Tinypool({
@@ -141,12 +146,16 @@ export class DocumentRenderer {
       // No process until the first render: the layout engine and its fonts stay out of instances that make none.
       minThreads: 0,
       maxThreads: options.threads,
-      maxQueue: options.queue,
+      // One slot beyond the bound run() keeps, for the task that starts a new process (restart() below).
+      maxQueue: options.queue + 1,
       idleTimeout: options.idleTimeoutMs ?? 60_000,
     });
     // A process that ends with renders on it fails those renders (503 below); one that ends idle is reported
     // here, and must be listened for: an unheard 'error' event would end the server.
-    this.pool.on('error', (error: Error) => options.onProcessLost?.(error));
+    this.pool.on('error', (error: Error) => {
+      options.onProcessLost?.(error);
+      this.restart();
+    });
     this.cache = new PdfCache(options.cacheBytes);
     this.perCompany = Math.max(1, Math.floor((options.threads + options.queue) / 4));
   }
@@ -192,7 +201,7 @@ export class DocumentRenderer {
       return await task();
     } catch (error) {
       if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RendererUnavailableError();
-      if (error instanceof Error && PROCESS_ENDED.test(error.message)) {
+      if (error instanceof Error && (PROCESS_ENDED.test(error.message) || CANCELLED.test(error.message))) {
         throw new RendererUnavailableError(`The document renderer stopped during this render; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`);
       }
       throw error;
@@ -203,9 +212,26 @@ export class DocumentRenderer {
     }
   }
 
-  /** Hands a task to the pool, keeping it among those close() waits for. */
-  private inPoolRun(task: unknown, name?: string): Promise<unknown> {
-    const result = this.pool.run(task, name ? { name } : undefined);
+  /**
+   * Hands a task to the pool. A render process that ended under it (killed, out of memory, or dead while idle
+   * and handed the task before its exit was seen) costs the task one more try in a new process; a second
+   * end is answered with 503 by run(), so a document that ends every process it meets is tried twice at most.
+   */
+  private async inPoolRun(task: unknown, name?: string): Promise<unknown> {
+    try {
+      return await this.tracked(task, name);
+    } catch (error) {
+      if (error instanceof Error && PROCESS_ENDED.test(error.message)) return this.tracked(task, name);
+      throw error;
+    }
+  }
+
+  /** One pool run, kept among those close() waits for. */
+  private tracked(task: unknown, name?: string): Promise<unknown> {
+    const result = this.pool.run(task, name ? { name } : undefined).then((value) => {
+      this.startsFailedInARow = 0;
+      return value;
+    });
     const settled = result.then(
       () => undefined,
       () => undefined,
@@ -215,6 +241,22 @@ export class DocumentRenderer {
     return result;
   }
 
+  /**
+   * The pool leaves the renders queued for a process that ended while starting up where they are, with no
+   * process to run them and none started for them, so they would wait forever. Handing it one more task
+   * (which does nothing) starts a new process, and that process then runs them in turn. When that one ends
+   * before any task succeeded too, the queued renders are refused (503) rather than retried without end.
+   */
+  private restart(): void {
+    if (this.closing || this.pool.queueSize === 0 || this.pool.threads.length > 0) return;
+    this.startsFailedInARow += 1;
+    if (this.startsFailedInARow >= 2) {
+      this.pool.cancelPendingTasks();
+      return;
+    }
+    this.pool.run(null, { name: 'ready' }).catch(() => undefined);
+  }
+
   /** Renders completed by the pool (a cached PDF is not one). */
   get completed(): number {
     return this.pool.completed;
@@ -222,6 +264,7 @@ export class DocumentRenderer {
 
   /** Waits for the renders under way, then ends the render processes. */
   async close(): Promise<void> {
+    this.closing = true;
     while (this.inPool.size > 0) await Promise.all([...this.inPool]);
     await this.pool.destroy();
   }

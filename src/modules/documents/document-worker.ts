@@ -46,3 +46,8 @@ export function renderPage({ document, options }: { document: CustomerDocument; 
 export function renderCalendar(input: CalendarInput): string {
   return icalFeed(input);
 }
+
+/** Does nothing: what the renderer hands the pool to have it start a process (DocumentRenderer.restart). */
+export function ready(): null {
+  return null;
+}
