@@ -204,7 +204,10 @@ export function translate(error: unknown, request?: FastifyRequest): AppError {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return tooLarge(request);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('validation_error', 'Unsupported Content-Type: send application/json (multipart/form-data for photo uploads).');
+      return validationError(
+        [{ field: 'Content-Type', code: 'invalid', message: `must be application/json (multipart/form-data for photo uploads), not ${request?.headers['content-type']?.split(';')[0].trim() || 'absent'}` }],
+        'headers',
+      );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('validation_error', 'The body is not valid JSON.');
     case 'FST_REQ_FILE_TOO_LARGE':

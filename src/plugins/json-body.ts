@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { validationError, type ErrorDetail } from '../errors.js';
@@ -90,6 +91,24 @@ export function bodyShapeProblem(text: string): BodyShapeProblem | undefined {
   return undefined;
 }
 
+/** The charset a Content-Type declares, if any (`application/json; charset="utf-8"` gives `utf-8`). */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  return contentType === undefined ? undefined : /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType)?.[1];
+}
+
+/**
+ * The key that made fastify's parser refuse valid JSON: a `__proto__` key, or a `constructor` holding a
+ * `prototype`, which could reach an object's prototype. Undefined when the text is not valid JSON at all.
+ */
+function poisoningKey(text: string): string | undefined {
+  try {
+    JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return /"__proto__"\s*:/.test(text) ? '__proto__' : 'constructor';
+}
+
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
  * whitespace is no body at all (DECISIONS.md §8), so a route whose body is optional, or that takes none
@@ -102,12 +121,24 @@ export const jsonParserPlugin = fp(
     const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
     const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      if ((body as string).trim() === '') {
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+      // JSON is UTF-8 (RFC 8259): a body declared in another charset, or whose bytes are not UTF-8, would be
+      // read as something else than the client meant, so it is refused rather than stored changed.
+      const charset = declaredCharset(request.headers['content-type']);
+      if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+        done(validationError([{ field: 'Content-Type', code: 'invalid', message: `must be application/json in UTF-8 (charset=utf-8 or none), not charset=${charset}` }], 'headers'), undefined);
+        return;
+      }
+      if (!isUtf8(raw as Buffer)) {
+        done(validationError([{ field: 'body', code: 'invalid_format', message: 'must be UTF-8 text' }], 'body'), undefined);
+        return;
+      }
+      const body = (raw as Buffer).toString('utf8');
+      if (body.trim() === '') {
         done(null, undefined);
         return;
       }
-      const shape = bodyShapeProblem(body as string);
+      const shape = bodyShapeProblem(body);
       if (shape) {
         const message =
           shape.problem === 'depth'
@@ -119,8 +150,16 @@ export const jsonParserPlugin = fp(
         return;
       }
       // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
-      if (SUSPECT_ESCAPE.test(body as string)) withSuspectEscapes.add(request);
-      parse(request, body as string, done);
+      if (SUSPECT_ESCAPE.test(body)) withSuspectEscapes.add(request);
+      parse(request, body, (error, parsed) => {
+        // Valid JSON, but a key no body may use: say which, rather than "not valid JSON".
+        const poisoning = error ? poisoningKey(body) : undefined;
+        if (poisoning) {
+          done(validationError([{ field: poisoning, code: 'invalid', message: 'is a name no field of a body may have' }], 'body'), undefined);
+          return;
+        }
+        done(error, parsed);
+      });
     });
   },
   { name: 'json-parser' },
@@ -136,8 +175,26 @@ export const jsonParserPlugin = fp(
  */
 export const jsonBodyPlugin = fp(
   async (app) => {
+    // A body is read as sent: one whose Content-Encoding (gzip, br) or transfer coding other than chunked asks
+    // for a decoding the server does not do is refused, not read as if it were plain.
+    app.addHook('preParsing', (request, _reply, payload, done) => {
+      const encoding = request.headers['content-encoding'];
+      const transfer = request.headers['transfer-encoding'];
+      const encoded = encoding !== undefined && !/^\s*identity\s*$/i.test(encoding);
+      const coded = transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer);
+      if ((!encoded && !coded) || request.is404 || misroutedLiteral(request)) return done(null, payload);
+      const detail: ErrorDetail = encoded
+        ? { field: 'Content-Encoding', code: 'invalid', message: `must be identity or absent (request bodies are read uncompressed), not ${encoding}` }
+        : { field: 'Transfer-Encoding', code: 'invalid', message: `must be chunked or absent, not ${transfer}` };
+      done(validationError([detail], 'headers'), payload);
+    });
     // Synchronous: a request without a body (every GET) passes at the cost of one comparison.
     app.addHook('preValidation', (request, _reply, done) => {
+      const query = request.query as Record<string, unknown> | undefined;
+      if (query && !request.is404) {
+        const unstorable = unstorableQueryFields(query);
+        if (unstorable.length > 0) return done(validationError(unstorable, 'query'));
+      }
       const body: unknown = request.body;
       // No route answers it, or it names a literal route with another method: the 404 or 405 comes first
       // (DECISIONS.md §1's order of checks).
@@ -168,6 +225,18 @@ function checkBody(contentType: string, body: unknown): void {
     const received = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
     throw validationError([{ field: 'body', code: 'invalid_type', message: `must be a JSON object, not ${received}` }], 'body');
   }
+}
+
+/** The query parameters whose text no query can search or compare (a NUL character, a lone surrogate). */
+function unstorableQueryFields(query: Record<string, unknown>): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const [field, value] of Object.entries(query)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((item) => typeof item === 'string' && UNSTORABLE.test(item))) {
+      details.push({ field, code: 'invalid_format', message: 'must be text without NUL characters or lone surrogates' });
+    }
+  }
+  return details;
 }
 
 /** The 400 naming every field of a body sent to a route that takes none (see jsonBodyPlugin). */

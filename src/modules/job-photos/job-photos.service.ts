@@ -225,6 +225,10 @@ class PhotoUpload {
 
 /** The non-file fields seen so far, checked as each arrives so a bad photo_type fails before more files stream. */
 function acceptField(fields: Record<string, string>, part: Extract<UploadPart, { type: 'field' }>): UploadFields {
+  // A file field sent as a plain part (no filename in its Content-Disposition) is a file that is not one.
+  if ((FILE_FIELDS as readonly string[]).includes(part.fieldname)) {
+    throw invalidField(part.fieldname, 'must be a file: a part with a filename in its Content-Disposition', 'invalid_type');
+  }
   if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field', 'unknown_field');
   if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long', 'out_of_range');
   fields[part.fieldname] = part.value;
@@ -234,6 +238,9 @@ function acceptField(fields: Record<string, string>, part: Extract<UploadPart, {
 function parseFields(fields: Record<string, string>): UploadFields {
   return parseOrThrow(UploadFields, fields, 'upload');
 }
+
+/** How long the answer to a cut upload waits for its reading to settle and its files to be removed. */
+const CUT_CLEANUP_WAIT_MS = 2_000;
 
 /**
  * Bounds the reading of an upload: when `ms` has passed since it started, or when `signal` aborts, the
@@ -274,7 +281,13 @@ async function withUploadBounds<T>(
   try {
     return await Promise.race([running, bounds]);
   } catch (error) {
-    if (cutBy !== undefined) void running.catch(() => undefined).then(afterwards);
+    if (cutBy !== undefined) {
+      // The answer waits for the cut reading to settle (its partial file removed) and for what it stored to
+      // go, so a server stopping right after the answer leaves no file behind; a reading still waiting on a
+      // slow client for its next part (it stores nothing meanwhile) is left to finish on its own.
+      const cleaned = running.catch(() => undefined).then(afterwards).catch(() => undefined);
+      await Promise.race([cleaned, new Promise((resolve) => setTimeout(resolve, CUT_CLEANUP_WAIT_MS).unref())]);
+    }
     throw error;
   } finally {
     clearTimeout(timer);

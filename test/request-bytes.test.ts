@@ -1,0 +1,133 @@
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp, call } from './helpers/app.js';
+import { makeCompany, validCustomer } from './helpers/factories.js';
+import { makeJob, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
+import { expectError } from './helpers/conventions.js';
+
+/** Bodies and queries are read exactly as sent: what cannot be read so is refused, never stored changed. */
+const ctx = await buildTestApp();
+
+async function post(key: string, payload: Buffer | string, headers: Record<string, string> = {}) {
+  const response = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/v1/customers',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    payload,
+  });
+  return { status: response.statusCode, body: response.json(), headers: response.headers };
+}
+
+async function customerCount(key: string): Promise<number> {
+  const list = await call(ctx.app, 'GET', '/api/v1/customers', { key });
+  return list.body.data.pagination.total;
+}
+
+describe('JSON bodies are UTF-8', () => {
+  it('refuses bytes that are not UTF-8 (Latin-1, overlong sequences) instead of storing U+FFFD', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const latin1 = Buffer.concat([Buffer.from('{"first_name":"Jos'), Buffer.from([0xe9]), Buffer.from('","last_name":"B"}')]);
+    const overlong = Buffer.concat([Buffer.from('{"first_name":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('","last_name":"B"}')]);
+    for (const payload of [latin1, overlong]) {
+      const response = await post(key, payload);
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details).toEqual([{ field: 'body', code: 'invalid_format', message: 'must be UTF-8 text' }]);
+    }
+    expect(await customerCount(key)).toBe(0);
+
+    const accented = await post(key, Buffer.from(JSON.stringify(validCustomer({ first_name: 'José' })), 'utf8'));
+    expect(accented.status).toBe(200);
+    expect(accented.body.data.first_name).toBe('José');
+  });
+
+  it('refuses a declared charset other than UTF-8, and accepts utf-8 however it is spelled', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const charset of ['iso-8859-1', 'utf-16', '"windows-1252"']) {
+      const response = await post(key, JSON.stringify(validCustomer()), { 'content-type': `application/json; charset=${charset}` });
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details).toEqual([
+        { field: 'Content-Type', code: 'invalid', message: expect.stringContaining(`not charset=${charset.replaceAll('"', '')}`) },
+      ]);
+    }
+    expect(await customerCount(key)).toBe(0);
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+      const response = await post(key, JSON.stringify(validCustomer()), { 'content-type': `application/json; charset=${charset}` });
+      expect(response.status, charset).toBe(200);
+    }
+  });
+});
+
+describe('coded bodies', () => {
+  it('refuses a Content-Encoding it does not decode, compressed or not, and a transfer coding other than chunked', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const json = JSON.stringify(validCustomer());
+    for (const [payload, encoding] of [
+      [gzipSync(json), 'gzip'],
+      [json, 'gzip'],
+      [json, 'br'],
+    ] as const) {
+      const response = await post(key, payload, { 'content-encoding': encoding });
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details).toEqual([{ field: 'Content-Encoding', code: 'invalid', message: expect.stringContaining(`not ${encoding}`) }]);
+    }
+    expect(await customerCount(key)).toBe(0);
+    expect((await post(key, json, { 'content-encoding': 'identity' })).status).toBe(200);
+  });
+
+  it('still answers 401 first to a coded body without a key', async () => {
+    const response = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/v1/customers',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: gzipSync('{}'),
+    });
+    expect(response.statusCode).toBe(401);
+  });
+});
+
+describe('keys that reach a prototype', () => {
+  it('are refused naming the key, not called invalid JSON, and store nothing', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const proto = await post(key, '{"first_name":"a","last_name":"b","__proto__":{"x":1}}');
+    expectError(proto, 400, 'validation_error');
+    expect(proto.body.error.details).toEqual([{ field: '__proto__', code: 'invalid', message: 'is a name no field of a body may have' }]);
+    const constructor = await post(key, '{"first_name":"a","last_name":"b","internal_flags":{"constructor":{"prototype":{"x":1}}}}');
+    expectError(constructor, 400, 'validation_error');
+    expect(constructor.body.error.details).toEqual([{ field: 'constructor', code: 'invalid', message: 'is a name no field of a body may have' }]);
+    expect(await customerCount(key)).toBe(0);
+  });
+});
+
+describe('unsupported content types', () => {
+  it('name Content-Type in details, whatever the type', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/merge-patch+json']) {
+      const response = await post(key, 'first_name=A&last_name=B', { 'content-type': type });
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details, type).toEqual([{ field: 'Content-Type', code: 'invalid', message: expect.stringContaining(`not ${type}`) }]);
+    }
+  });
+});
+
+describe('query text', () => {
+  it('refuses a NUL character in a search before it reaches the database, naming the parameter', async () => {
+    const { key } = await makeCompany(ctx.database);
+    for (const url of ['/api/v1/customers?search=%00', '/api/v1/jobs?search=a%00', '/api/v1/invoices?search=%00b']) {
+      const response = await call(ctx.app, 'GET', url, { key });
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details, url).toEqual([{ field: 'search', code: 'invalid_format', message: expect.stringMatching(/NUL/) }]);
+    }
+  });
+});
+
+describe('photo uploads', () => {
+  it('a photos part without a filename is a file field sent as text: 400 invalid_type naming it', async () => {
+    const { key } = await makeCompany(ctx.database, { addons: ['photos'] });
+    const job = await makeJob(ctx.app, key);
+    const response = await uploadPhotos(ctx.app, key, job.uuid, [], { photos: PNG_BYTES.toString('latin1') });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details).toEqual([{ field: 'photos', code: 'invalid_type', message: expect.stringMatching(/must be a file/) }]);
+    const list = await call(ctx.app, 'GET', `/api/v1/jobs/${job.uuid}/photos`, { key });
+    expect(list.body.data.pagination.total).toBe(0);
+  });
+});
