@@ -452,6 +452,39 @@ describe('slow clients', () => {
     await expectNothingStored(ctxJob);
   });
 
+  it('a body trickled a byte at a time is cut within seconds of REQUEST_TIMEOUT_MS, not at Node\'s 30 s check', async () => {
+    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '2000' });
+    const timed = await buildApp({ config, database: ctx.database });
+    const { key } = await makeCompany(ctx.database);
+    const address = await timed.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    openSockets.add(socket);
+    socket.on('error', () => undefined);
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('close', () => (closed = true));
+    const started = Date.now();
+    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+    const trickle = setInterval(() => socket.write(' '), 200);
+    try {
+      await waitFor(() => answer.length > 0, 15_000, 'the trickled request to be answered');
+    } finally {
+      clearInterval(trickle);
+    }
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1_900);
+    // The bound (2 s) plus its check interval (1 s) and scheduling.
+    expect(elapsed).toBeLessThan(4_500);
+    // Answered like headers that come too slowly: 400 in the envelope, then closed.
+    await waitFor(() => closed, 5_000, 'the connection to be closed');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"validation_error"');
+    expect(answer).toContain('not received in time');
+    socket.destroy();
+    await timed.close();
+  });
+
   it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; one in use, or waiting for a slow answer, is not', async () => {
     const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' });
     const timed = { app: await buildApp({ config, database: ctx.database }) };

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { validationError, type ErrorDetail } from '../errors.js';
 import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
-import { misroutedLiteral } from './errors.js';
+import { clientErrorHandler, misroutedLiteral } from './errors.js';
 
 /**
  * Requests whose JSON text escapes a NUL character (`\\u0000`) or a UTF-16 surrogate (`\\ud800`): text
@@ -116,8 +116,25 @@ function poisoningKey(text: string): string | undefined {
  * usual 400 "body is required". Anything else goes to fastify's own parser, with the server's settings for
  * prototype poisoning. Registered at the root, before any route.
  */
-export const jsonParserPlugin = fp(
-  async (app) => {
+export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
+  async (app, { requestTimeoutMs }) => {
+    // Node bounds a request's headers by REQUEST_TIMEOUT_MS but not a body trickled after them: a JSON body
+    // not read whole within the bound is cut (uploads have their own bound, UPLOAD_TIMEOUT_MS).
+    if (requestTimeoutMs > 0) {
+      app.addHook('preParsing', (request, _reply, payload, done) => {
+        if (!/^application\/json/i.test(request.headers['content-type'] ?? '')) return done(null, payload);
+        // Answered as Node answers headers that come too slowly: the envelope on the socket, then closed.
+        const timer = setTimeout(() => {
+          const late = Object.assign(new Error('The request was not received in time.'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+          clientErrorHandler.call(app, late, request.raw.socket);
+        }, requestTimeoutMs);
+        timer.unref();
+        const clear = () => clearTimeout(timer);
+        payload.once('end', clear);
+        payload.once('close', clear);
+        done(null, payload);
+      });
+    }
     const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
     const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
     app.removeContentTypeParser('application/json');
