@@ -234,7 +234,7 @@ describe('PDFs render off the event loop', () => {
     }
     const killed = await doomed;
     expect(killed.statusCode, killed.body.slice(0, 300)).toBe(503);
-    expect(killed.headers['retry-after']).toMatch(/^\d+$/);
+    expect(killed.headers['retry-after'], killed.body.slice(0, 300)).toMatch(/^\d+$/);
     expect(killed.json()).toMatchObject({ success: false, error: { code: 'service_unavailable', message: expect.stringMatching(/renderer stopped.*retry/i) } });
 
     const again = await pdf();

@@ -59,6 +59,13 @@ export class RendererUnavailableError extends AppError {
 const QUEUE_FULL = /^(Task queue is at limit|No task queue available)/;
 /** What the pool rejects a task with when its render process ended under it. */
 const PROCESS_ENDED = /^(Worker exited unexpectedly|Terminating worker thread|Channel closed)/;
+/** What writing to a render process that has just ended fails with. */
+const PROCESS_GONE_CODES = new Set(['EPIPE', 'ECONNRESET', 'ERR_IPC_CHANNEL_CLOSED']);
+
+/** Whether a task failed because its render process ended under it (not because of the document). */
+function processEnded(error: unknown): boolean {
+  return error instanceof Error && (PROCESS_ENDED.test(error.message) || PROCESS_GONE_CODES.has((error as NodeJS.ErrnoException).code ?? ''));
+}
 /** What the pool rejects a queued task with when restart() gave up on starting a process for it. */
 const CANCELLED = /^The task has been cancelled/;
 
@@ -201,7 +208,7 @@ export class DocumentRenderer {
       return await task();
     } catch (error) {
       if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RendererUnavailableError();
-      if (error instanceof Error && (PROCESS_ENDED.test(error.message) || CANCELLED.test(error.message))) {
+      if (processEnded(error) || (error instanceof Error && CANCELLED.test(error.message))) {
         throw new RendererUnavailableError(`The document renderer stopped during this render; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`);
       }
       throw error;
@@ -221,7 +228,7 @@ export class DocumentRenderer {
     try {
       return await this.tracked(task, name);
     } catch (error) {
-      if (error instanceof Error && PROCESS_ENDED.test(error.message)) return this.tracked(task, name);
+      if (processEnded(error)) return this.tracked(task, name);
       throw error;
     }
   }
