@@ -95,6 +95,31 @@ describe('a stopping worker', () => {
   }, 30_000);
 });
 
+describe('a retry asked for while an attempt is in flight', () => {
+  it('is not lost when the attempt ends: the delivery is due again at once, whatever the attempt answered', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: hanging.url, events: ['*'] } });
+    const endpointUuid = created.body.data.uuid as string;
+    const log = async () => (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+    const before = hanging.received.length;
+    await recordEvent(ctx.database, companyId);
+    wakeDeliveryWorkers();
+    await waitFor(() => hanging.received.length === before + 1, 10_000, 'the first attempt to reach the receiver');
+    const [delivery] = await log();
+    // The attempt hangs until WEBHOOK_TIMEOUT_MS (2 s); the retry is asked for meanwhile.
+    const retried = await call(ctx.app, 'POST', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries/${delivery.uuid}/retry`, { key });
+    expect(retried.status).toBe(200);
+    expect(retried.body.data).toMatchObject({ status: 'pending' });
+    await waitFor(async () => (await log())[0].attempts === 1 && (await log())[0].last_error !== null, 10_000, 'the first attempt to be recorded');
+    const [recorded] = await log();
+    // Due now, not after the back-off a timed-out attempt would get.
+    expect(recorded.status).toBe('pending');
+    expect(Date.parse(recorded.next_attempt_at)).toBeLessThanOrEqual(Date.now() + 1_000);
+    wakeDeliveryWorkers();
+    await waitFor(() => hanging.received.length === before + 2, 10_000, 'the retried attempt to reach the receiver');
+  }, 30_000);
+});
+
 describe('a retried delivery of a disabled endpoint', () => {
   it('ends failed again without an attempt counted, and nothing is sent', async () => {
     const { key, companyId } = await makeCompany(ctx.database);

@@ -222,6 +222,12 @@ export interface RecordedAttempt {
  * its claim (the endpoint was disabled or deleted meanwhile, or a later claim took it after the lease
  * expired) is left as it is.
  */
+/**
+ * A retry asked for while the attempt ran (scheduleRetryNow wrote the row after its claim, which stamped
+ * updated_at and last_attempt_at alike): whatever the attempt's outcome, the delivery is due again now.
+ */
+const RETRY_ASKED_DURING_ATTEMPT = sql.raw('delivery.updated_at > delivery.last_attempt_at');
+
 export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promise<void> {
   if (attempts.length === 0) return;
   const values = sql.join(
@@ -235,9 +241,12 @@ export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promi
   );
   await db.execute(sql`
     update webhook_deliveries delivery
-    set status = outcome.status,
+    set status = case when ${RETRY_ASKED_DURING_ATTEMPT} then 'pending' else outcome.status end,
         attempts = case when outcome.sent then delivery.attempts else delivery.attempts - 1 end,
-        next_attempt_at = case when outcome.status = 'pending' then now() + outcome.retry_ms * interval '1 millisecond' end,
+        next_attempt_at = case
+          when ${RETRY_ASKED_DURING_ATTEMPT} then now()
+          when outcome.status = 'pending' then now() + outcome.retry_ms * interval '1 millisecond'
+        end,
         lease_expires_at = null,
         last_response_status = outcome.response_status,
         last_response_body = outcome.response_body,
