@@ -45,7 +45,9 @@ const HEADERS: Record<string, Json> = {
     schema: { type: 'integer', minimum: 0, maximum: 60, example: 42 },
   },
   IdempotentReplayed: {
-    description: 'Present (true) when this is the kept answer of an earlier request with the same Idempotency-Key: the work was not done again.',
+    description:
+      'Present (true) when this is the kept answer of an earlier POST with the same Idempotency-Key (a success or ' +
+      'an error it answered): the work was not done again.',
     schema: { type: 'string', enum: ['true'] },
   },
   RetryAfter: {
@@ -259,7 +261,8 @@ const IDEMPOTENCY_KEY = {
     'Makes the POST safe to retry: the same key with the same request within 24 h returns the first response ' +
     '(with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; ' +
     'a retry while the first is still running waits for it, or gets 409.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, example: 'order-4711-payment-1' },
+  // Visible ASCII only (0x21-0x7e), as the server checks it.
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$', example: 'order-4711-payment-1' },
 };
 
 /** What a success answers, by the operation's verb (operationId prefix). */
@@ -462,7 +465,8 @@ function dropUnusedSchemas(document: Json): void {
 function errorComponent(error: ErrorResponse, withHeaders: boolean): Json {
   return {
     description: error.description,
-    ...(withHeaders ? { headers: error.headers } : {}),
+    // An error a keyed POST answered is kept and replayed like a success.
+    ...(withHeaders ? { headers: { ...(error.headers as Json | undefined), 'Idempotent-Replayed': header('IdempotentReplayed') } } : {}),
     content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' }, examples: error.examples } },
   };
 }
@@ -543,6 +547,8 @@ export function finishOpenApiDocument<T>(input: T): T {
         operation.responses = withResponse(operation.responses as Json, '413', {});
       }
       const responses = (operation.responses ?? {}) as Record<string, Json>;
+      // A keyless route limited per client address (share pages, calendar feeds) answers that limit's headers.
+      const addressLimited = !api && Boolean(responses['429']);
       for (const [status, response] of Object.entries(responses)) {
         const error = ERROR_RESPONSES[status];
         // A keyless page declares its own HTML answers (the share pages); those are kept as declared.
@@ -551,6 +557,7 @@ export function finishOpenApiDocument<T>(input: T): T {
           // Outside /api/v1 (the health probes) there is no key, so no usage or rate-limit headers.
           if (api) usedResponses.add(error);
           responses[status] = api ? { $ref: `#/components/responses/${error.name}` } : keylessErrorComponent(error, response, status);
+          if (addressLimited) responses[status].headers = { ...(responses[status].headers as Json | undefined), ...RATE_LIMIT };
           continue;
         }
         if (status === '303') response.headers = { Location: { description: 'Where to go next: the page.', schema: { type: 'string', maxLength: 2048 } }, ...(response.headers as Json | undefined) };
@@ -559,6 +566,17 @@ export function finishOpenApiDocument<T>(input: T): T {
           response.description = successDescription(operation.operationId as string | undefined, operation.summary as string | undefined);
         }
         if (api) response.headers = { ...COUNTED, ...(response.headers as Json | undefined) };
+        else response.headers = { ...REQUEST_ID, ...(addressLimited ? RATE_LIMIT : {}), ...(response.headers as Json | undefined) };
+        const content = (response.content ?? {}) as Json;
+        if (status === '200' && (content['application/pdf'] || content['text/calendar'])) {
+          response.headers = {
+            ...(response.headers as Json),
+            'Content-Disposition': {
+              description: 'inline, with the file name to save it under (`Invoice-INV-0001.pdf`, `visits.ics`).',
+              schema: { type: 'string', maxLength: 255, example: 'inline; filename="Invoice-INV-0001.pdf"' },
+            },
+          };
+        }
         if (api && method === 'post' && status.startsWith('2')) {
           response.headers = { ...(response.headers as Json), 'Idempotent-Replayed': header('IdempotentReplayed') };
         }
