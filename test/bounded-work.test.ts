@@ -194,7 +194,8 @@ describe('PDFs render off the event loop', () => {
     expect(new Set(own)).toEqual(new Set([0]));
   });
 
-  it.runIf(process.platform === 'linux')('a render whose process dies is tried once more in a new one; one that loses two answers 503 with Retry-After', { timeout: 60_000 }, async () => {
+  it.runIf(process.platform === 'linux')('a render whose process dies is tried once more in a new one; one that loses two answers 503 with Retry-After', { timeout: 180_000 }, async () => {
+    // Seven renders of a 1,000-line invoice and as many render processes started: a minute or more on a busy host.
     const company = await makeCompany(ctx.database);
     const invoice = await bigInvoice(app, company, 1000, 300, 'Killed ');
     const pdf = () => app.inject({ method: 'GET', url: `/api/v1/invoices/${invoice.uuid}/pdf`, headers: { authorization: `Bearer ${company.key}` } });
