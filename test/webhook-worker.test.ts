@@ -31,6 +31,11 @@ async function succeededCount(key: string, endpointUuid: string): Promise<number
   return response.body.data.pagination.total as number;
 }
 
+/** The deliveries of an endpoint, as its GET lists them. */
+async function deliveriesOf(key: string, endpointUuid: string) {
+  return (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+}
+
 describe('the delivery worker claims in batches', () => {
   it('drains a backlog beyond its slots as slots free up, and claims no more once a claim drained what was due', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
@@ -100,7 +105,7 @@ describe('a retry asked for while an attempt is in flight', () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: hanging.url, events: ['*'] } });
     const endpointUuid = created.body.data.uuid as string;
-    const log = async () => (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+    const log = () => deliveriesOf(key, endpointUuid);
     const before = hanging.received.length;
     await recordEvent(ctx.database, companyId);
     wakeDeliveryWorkers();
@@ -125,7 +130,7 @@ describe('a retried delivery of a disabled endpoint', () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: receiver.url, events: ['*'] } });
     const endpointUuid = created.body.data.uuid as string;
-    const log = async () => (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+    const log = () => deliveriesOf(key, endpointUuid);
     await recordEvent(ctx.database, companyId);
     // One delivery made while enabled, disabled before the worker gets to it, then retried.
     await call(ctx.app, 'PATCH', `/api/v1/webhook_endpoints/${endpointUuid}`, { key, body: { enabled: false } });

@@ -205,7 +205,7 @@ export function translate(error: unknown, request?: FastifyRequest): AppError {
       return tooLarge(request);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return validationError(
-        [{ field: 'Content-Type', code: 'invalid', message: `must be application/json (multipart/form-data for photo uploads), not ${request?.headers['content-type']?.split(';')[0].trim() || 'absent'}` }],
+        [{ field: 'Content-Type', code: 'invalid', message: `must be application/json (multipart/form-data for photo uploads), not ${request?.headers['content-type']?.split(';')[0].trim().slice(0, 100) || 'absent'}` }],
         'headers',
       );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -143,7 +143,7 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
       // read as something else than the client meant, so it is refused rather than stored changed.
       const charset = declaredCharset(request.headers['content-type']);
       if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
-        done(validationError([{ field: 'Content-Type', code: 'invalid', message: `must be application/json in UTF-8 (charset=utf-8 or none), not charset=${charset}` }], 'headers'), undefined);
+        done(validationError([{ field: 'Content-Type', code: 'invalid', message: `must be application/json in UTF-8 (charset=utf-8 or none), not charset=${charset.slice(0, 40)}` }], 'headers'), undefined);
         return;
       }
       if (!isUtf8(raw as Buffer)) {

@@ -218,16 +218,16 @@ export interface RecordedAttempt {
 }
 
 /**
- * Records the outcomes of attempts in one statement and ends their leases. A row that has moved on since
- * its claim (the endpoint was disabled or deleted meanwhile, or a later claim took it after the lease
- * expired) is left as it is.
- */
-/**
  * A retry asked for while the attempt ran (scheduleRetryNow wrote the row after its claim, which stamped
  * updated_at and last_attempt_at alike): whatever the attempt's outcome, the delivery is due again now.
  */
 const RETRY_ASKED_DURING_ATTEMPT = sql.raw('delivery.updated_at > delivery.last_attempt_at');
 
+/**
+ * Records the outcomes of attempts in one statement and ends their leases. A row that has moved on since
+ * its claim (the endpoint was disabled or deleted meanwhile, or a later claim took it after the lease
+ * expired) is left as it is.
+ */
 export async function recordAttempts(db: Db, attempts: RecordedAttempt[]): Promise<void> {
   if (attempts.length === 0) return;
   const values = sql.join(
