@@ -1,5 +1,4 @@
-import type { Socket } from 'node:net';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { randomTimeOrderedId } from './shared/ids.js';
 import type { Config } from './config.js';
@@ -12,6 +11,7 @@ import cors from '@fastify/cors';
 import { clientErrorHandler, errorsPlugin, frameworkErrorHandler, validatorCompiler } from './plugins/errors.js';
 import { databasePlugin } from './plugins/database.js';
 import { jsonParserPlugin } from './plugins/json-body.js';
+import { applyConnectionRules, hostRequiredPlugin } from './plugins/http-connections.js';
 import { eventRetentionPlugin } from './plugins/event-retention.js';
 import { idempotencyPurgePlugin } from './plugins/idempotency-purge.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
@@ -147,17 +147,12 @@ export async function buildApp(deps: AppDeps) {
   // JSON.stringify writes them, so serialization never dominates a request.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  closeSilentConnections(app, config.REQUEST_TIMEOUT_MS);
-  // Node checks requestTimeout every 30 s by default, so a request could trickle in for that much longer than
-  // REQUEST_TIMEOUT_MS; checked every twentieth of it (1 to 5 s), the bound holds within a few seconds.
-  if (config.REQUEST_TIMEOUT_MS > 0) {
-    // Settable until the server listens; missing from @types/node.
-    (app.server as { connectionsCheckingInterval?: number }).connectionsCheckingInterval = Math.min(5_000, Math.max(1_000, Math.round(config.REQUEST_TIMEOUT_MS / 20)));
-  }
+  applyConnectionRules(app.server, config.REQUEST_TIMEOUT_MS);
   await app.register(securityHeadersPlugin);
   await app.register(requestLogPlugin);
 
   await app.register(errorsPlugin);
+  await app.register(hostRequiredPlugin);
   await app.register(jsonParserPlugin, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   await app.register(metricsPlugin, { pool: database.pool });
   if (config.CORS_ORIGINS) {
@@ -173,21 +168,4 @@ export async function buildApp(deps: AppDeps) {
   await app.register(calendarFeedRoutes);
   await app.register(apiRoutes, { prefix: '/api/v1' });
   return app;
-}
-
-/**
- * A connection that sends nothing for `ms` after it opens is closed: requestTimeout starts only with a
- * request's first byte, so a silent connection would otherwise be held for good. Once it has sent a byte,
- * requestTimeout and keepAliveTimeout take over; a request the server is still answering is never cut.
- */
-function closeSilentConnections(app: FastifyInstance, ms: number): void {
-  if (ms <= 0) return;
-  app.server.on('connection', (socket: Socket) => {
-    // bytesRead, not a 'data' listener: one would take the socket off Node's native HTTP parsing.
-    const timer = setTimeout(() => {
-      if (socket.bytesRead === 0) socket.destroy();
-    }, ms);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  });
 }

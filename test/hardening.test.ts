@@ -16,8 +16,11 @@ const ctx = await buildTestApp({ env: { AUTH_CACHE_TTL_MS: '0' } });
 const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
 const me = '/api/v1/companies/me';
 
-/** Sends raw bytes on a new connection and returns everything the server wrote before closing. */
-function rawRequest(bytes: string): Promise<string> {
+/**
+ * Sends raw bytes on a new connection and returns everything the server wrote before closing; `halfClose`
+ * then ends the client's side, as `printf ... | nc` does.
+ */
+function rawRequest(bytes: string, { halfClose = false } = {}): Promise<string> {
   const { port } = new URL(base);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
@@ -25,7 +28,8 @@ function rawRequest(bytes: string): Promise<string> {
     socket.on('data', (chunk) => (answer += chunk));
     socket.on('error', (error) => (answer ? resolve(answer) : reject(error)));
     socket.on('close', () => resolve(answer));
-    socket.write(bytes);
+    if (halfClose) socket.end(bytes);
+    else socket.write(bytes);
   });
 }
 
@@ -64,6 +68,47 @@ describe('requests the HTTP parser refuses', () => {
     expect(answer.status).toBe(400);
     expect(answer.headers['x-request-id']).toBeTruthy();
     expect(answer.body).toMatchObject({ success: false, error: { code: 'validation_error', message: 'The HTTP request is malformed.' } });
+  });
+
+  it('answers an HTTP/1.1 request without Host with 400 in the envelope naming the header; HTTP/1.0 needs none', async () => {
+    const company = await makeCompany(ctx.database);
+    const missing = parseRaw(await rawRequest(`GET ${me} HTTP/1.1\r\nAuthorization: Bearer ${company.key}\r\nConnection: close\r\n\r\n`));
+    expect(missing.status).toBe(400);
+    expect(missing.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(missing.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'Host', code: 'required', message: expect.any(String) }] });
+
+    const old = parseRaw(await rawRequest(`GET ${me} HTTP/1.0\r\nAuthorization: Bearer ${company.key}\r\n\r\n`));
+    expect(old.status).toBe(200);
+    expect(old.body.data.uuid).toBe(company.companyId);
+  });
+
+  it('answers a request with an Expect it does not know as any other request, not a bare 417', async () => {
+    const company = await makeCompany(ctx.database);
+    const answer = parseRaw(await rawRequest(`GET ${me} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nAuthorization: Bearer ${company.key}\r\nConnection: close\r\n\r\n`));
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body.data.uuid).toBe(company.companyId);
+
+    const keyless = parseRaw(await rawRequest(`GET ${me} HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n`));
+    expect(keyless.status).toBe(401);
+    expect(keyless.body.error.code).toBe('unauthorized');
+  });
+
+  it('answers a client that half-closes after its request, then closes', async () => {
+    const company = await makeCompany(ctx.database);
+    const answer = parseRaw(await rawRequest(`GET ${me} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${company.key}\r\n\r\n`, { halfClose: true }));
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.uuid).toBe(company.companyId);
+
+    const body = JSON.stringify({ first_name: 'Half', last_name: 'Closed' });
+    const created = parseRaw(
+      await rawRequest(
+        `POST /api/v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${company.key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        { halfClose: true },
+      ),
+    );
+    expect(created.status).toBe(200);
+    expect(created.body.data.first_name).toBe('Half');
   });
 });
 
