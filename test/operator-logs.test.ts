@@ -117,3 +117,33 @@ describe('photo downloads', () => {
     expect(counted, metrics.body.slice(0, 2000)).toMatch(/ 1$/);
   });
 });
+
+describe('a client that leaves before the answer', () => {
+  it('is logged once as 499 and aborted, not as the 200 nothing sent, and counted as 499', async () => {
+    const company = await makeCompany(database);
+    // A body declared longer than what is sent: the request is still being read when the client goes.
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(
+          `POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${company.key}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"first_name":`,
+        );
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 100);
+      });
+      socket.on('error', reject);
+    });
+
+    const mine = () => completed('/api/v1/customers').filter((line) => line.company_uuid === company.companyId);
+    await expect.poll(() => mine().length, { timeout: 5000 }).toBe(1);
+    expect(mine()[0]).toMatchObject({ method: 'POST', status: 499, aborted: true, level: 30 });
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+    const counted = metrics.body
+      .split('\n')
+      .find((line) => line.startsWith('http_requests_total{') && line.includes('route="/api/v1/customers"') && line.includes('status_code="499"'));
+    expect(counted, metrics.body.slice(0, 2000)).toMatch(/ 1$/);
+    expect(lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
+  });
+});

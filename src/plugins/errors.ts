@@ -351,6 +351,15 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   }
 }
 
+/** The answer, which cannot arrive, to a request whose client left while sending its body. */
+const CLIENT_LEFT = new AppError('validation_error', 'The request body was not received in full.');
+
+/** Whether reading the body failed because the client closed the connection: no failure of the server's. */
+function leftMidBody(error: unknown, request: FastifyRequest): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (code === 'ECONNRESET' || (error as Error).message === 'aborted') && request.raw.readableAborted;
+}
+
 /** Every failure becomes the error envelope; 5xx bodies never carry internal messages. */
 export const errorsPlugin = fp(
   async (app) => {
@@ -366,9 +375,10 @@ export const errorsPlugin = fp(
       // A path parameter refused on a path that is a route of its own: 405 (misroutedLiteral).
       const literal = (error as FastifyError).validationContext === 'params' ? misroutedLiteral(request) : null;
       if (literal) return sendMethodNotAllowed(reply, literal.path, literal.allowed);
-      const appError = translate(error, request);
+      const appError = leftMidBody(error, request) ? CLIENT_LEFT : translate(error, request);
       const status = statusOf(appError.code);
-      if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
+      if (appError === CLIENT_LEFT) request.log.debug('the client closed the connection while sending the body');
+      else if (status >= 500) request.log.error({ err: error, code: appError.code }, 'request failed');
       else request.log.debug({ code: appError.code, message: appError.message }, 'request refused');
       return sendError(reply, appError);
     });

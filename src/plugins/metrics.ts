@@ -37,10 +37,10 @@ export const metricsPlugin = fp<{ pool?: pg.Pool }>(
 
     // The labelled series of each method, route and status, looked up once: a request then only counts.
     const series = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
-    onRequestDone(app, (request, reply) => {
+    onRequestDone(app, (request, reply, outcome) => {
       // The route pattern, never the raw URL, keeps label cardinality bounded.
       const route = request.routeOptions.url ?? 'unmatched';
-      const status = String(reply.statusCode);
+      const status = String(outcome.status);
       const key = `${request.method} ${status} ${route}`;
       let labelled = series.get(key);
       if (!labelled) {

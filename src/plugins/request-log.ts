@@ -39,7 +39,19 @@ export function loggerOptions(config: Config): FastifyLoggerOptions {
   };
 }
 
-type DoneHandler = (request: FastifyRequest, reply: FastifyReply, aborted: boolean) => void;
+/**
+ * A request is over in one of three ways: answered (its status), cut while its answer was being written
+ * (its status, aborted), or left by its client before any answer (499, nginx's "client closed request":
+ * nothing was sent, so the reply's default 200 would be false).
+ */
+export interface RequestOutcome {
+  status: number;
+  aborted: boolean;
+}
+
+export const CLIENT_CLOSED_REQUEST = 499;
+
+type DoneHandler = (request: FastifyRequest, reply: FastifyReply, outcome: RequestOutcome) => void;
 
 const DONE = Symbol('requestDone');
 /** The handlers of each server, run by one pair of hooks however many plugins ask (request log, metrics). */
@@ -64,7 +76,8 @@ export function onRequestDone(app: FastifyInstance, handler: DoneHandler): void 
     if (marked[DONE]) return;
     marked[DONE] = true;
     const aborted = !reply.raw.writableFinished;
-    for (const each of handlers) each(request, reply, aborted);
+    const outcome = { aborted, status: aborted && !reply.raw.headersSent ? CLIENT_CLOSED_REQUEST : reply.statusCode };
+    for (const each of handlers) each(request, reply, outcome);
   };
   app.addHook('onRequest', (request, reply, next) => {
     reply.raw.once('close', () => done(request, reply));
@@ -86,7 +99,7 @@ export const requestLogPlugin = fp(
       }
       done(null, payload);
     });
-    onRequestDone(app, (request, reply, aborted) => {
+    onRequestDone(app, (request, reply, { status, aborted }) => {
       // Below the level the line is not even assembled.
       const log = request.log as typeof request.log & { isLevelEnabled?(level: string): boolean };
       if (log.isLevelEnabled && !log.isLevelEnabled('info')) return;
@@ -94,7 +107,7 @@ export const requestLogPlugin = fp(
         {
           method: request.method,
           url: redactUrl(request.url),
-          status: reply.statusCode,
+          status,
           ms: Math.round(reply.elapsedTime * 10) / 10,
           ...(request.errorCode ? { error_code: request.errorCode } : {}),
           ...(aborted ? { aborted: true } : {}),
