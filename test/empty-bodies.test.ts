@@ -63,11 +63,12 @@ async function prepare() {
   return { keyFor, urlOf };
 }
 
-/** The three ways to send no body: none at all, an empty JSON body, a JSON body of whitespace. */
+/** The ways to send no body: none at all, an empty JSON body, a JSON body of whitespace, fetch's `body: ''`. */
 const VARIANTS = [
   { name: 'no body', send: {} },
   { name: 'empty application/json', send: { rawBody: '', headers: { 'content-type': 'application/json' } } },
   { name: 'whitespace application/json', send: { rawBody: ' \r\n\t ', headers: { 'content-type': 'application/json; charset=utf-8' } } },
+  { name: 'empty text/plain', send: { rawBody: '', headers: { 'content-type': 'text/plain;charset=UTF-8' } } },
 ] as const;
 
 const companies = await Promise.all(VARIANTS.map(() => prepare()));
@@ -88,7 +89,7 @@ describe('an empty JSON body is no body, on every route whose body is optional o
   });
 
   for (const { method, path } of bodyOptional) {
-    it(`${method} ${path}: the same answer with no body, an empty one and a blank one`, async () => {
+    it(`${method} ${path}: the same answer with no body, an empty one, a blank one and an empty text/plain one`, async () => {
       const answers = [];
       for (const [index, variant] of VARIANTS.entries()) {
         const { keyFor, urlOf } = companies[index];
@@ -111,9 +112,10 @@ describe('an empty JSON body is no body, on every route whose body is optional o
 
   it('still answers 400 "body is required" where a body is required', async () => {
     const key = companies[0].keyFor('/api/v1/customers');
-    for (const rawBody of ['', '   ']) {
-      const response = await call(app, 'POST', '/api/v1/customers', { key, rawBody });
-      expect(response.status).toBe(400);
+    const sends = [{ rawBody: '' }, { rawBody: '   ' }, { rawBody: '', headers: { 'content-type': 'text/plain' } }];
+    for (const send of sends) {
+      const response = await call(app, 'POST', '/api/v1/customers', { key, ...send });
+      expect(response.status, JSON.stringify(send)).toBe(400);
       expect(response.body.error.details).toEqual([{ field: 'body', code: 'required', message: 'is required' }]);
     }
   });

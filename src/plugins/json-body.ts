@@ -216,6 +216,10 @@ export const jsonBodyPlugin = fp(
       // No route answers it, or it names a literal route with another method: the 404 or 405 comes first
       // (DECISIONS.md §1's order of checks).
       if (body === undefined || request.is404 || misroutedLiteral(request)) return done();
+      if (isEmptyOtherBody(request)) {
+        request.body = undefined;
+        return done();
+      }
       try {
         checkBody(request.headers['content-type'] ?? '', body);
         if (withSuspectEscapes.has(request)) refuseUnstorable(body);
@@ -229,10 +233,13 @@ export const jsonBodyPlugin = fp(
   { name: 'json-body' },
 );
 
+/** An empty body of a type other than JSON (fetch's `body: ''` is text/plain) is no body, as an empty JSON one is. */
+export function isEmptyOtherBody(request: FastifyRequest): boolean {
+  return request.body === '' && !/json/i.test(request.headers['content-type'] ?? '');
+}
+
 /** Throws the 400 for a body that is not a JSON object (see jsonBodyPlugin). */
 function checkBody(contentType: string, body: unknown): void {
-  // An empty non-JSON body (some clients send `Content-Type: text/plain` on a bodiless DELETE) is no body.
-  if (body === '' && !/json/i.test(contentType)) return;
   if (typeof body === 'string' && !/json/i.test(contentType)) {
     // fastify reads text/plain as a string: say what to send instead of "not an object".
     const sent = contentType.split(';')[0].trim();

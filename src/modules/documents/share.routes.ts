@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { translate } from '../../plugins/errors.js';
 import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
+import { isEmptyOtherBody } from '../../plugins/json-body.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
 import { linkBase, requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
@@ -104,6 +105,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
 
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && isForm(request)) request.body = normalizeForm(request.body);
+    else if (isEmptyOtherBody(request)) request.body = undefined;
   });
 
   /** The customer page (built off the event loop when the document is large); a saturated renderer's page says so. */
