@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { COMMAND_TIMEOUT_MS, PROBE_EVERY_MS, RedisCircuit } from '../src/plugins/rate-limit-redis.js';
+import { COMMAND_TIMEOUT_MS, PROBE_EVERY_MS, QUIET_BEFORE_QUICK_PROBE_MS, RedisCircuit } from '../src/plugins/rate-limit-redis.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
@@ -166,7 +166,7 @@ describe.runIf(ctx.databaseUrl)('rate limit: a Redis that dies and comes back', 
 });
 
 describe('RedisCircuit', () => {
-  it('opens on the first failure, answers the waiting calls locally at once, probes in the background, and closes on an answer', async () => {
+  it('opens on the first failure, answers the waiting calls locally at once, probes in the background (at once after a quiet spell), and closes on an answer', async () => {
     vi.useFakeTimers();
     try {
       let probeAnswers = false;
@@ -193,17 +193,39 @@ describe('RedisCircuit', () => {
       await expect(circuit.call(shared, () => 'local')).resolves.toBe('local');
       expect(shared).not.toHaveBeenCalled();
 
-      // Half-open every 3 s: a probe that fails keeps it open; one that answers closes it.
+      // Half-open: the first failure after a quiet spell is probed at once (an event-loop stall can time out a
+      // command Redis answered), then every 3 s; a probe that fails keeps it open, one that answers closes it.
       const start = Date.now();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(probes.map((at) => at - start)).toEqual([0]);
+      expect(circuit.isOpen).toBe(true);
       await vi.advanceTimersByTimeAsync(3_000);
-      expect(probes.map((at) => at - start)).toEqual([3_000]);
+      expect(probes.map((at) => at - start)).toEqual([0, 3_000]);
       expect(circuit.isOpen).toBe(true);
       probeAnswers = true;
       await vi.advanceTimersByTimeAsync(3_000);
-      expect(probes).toHaveLength(2);
+      expect(probes).toHaveLength(3);
       expect(circuit.isOpen).toBe(false);
       await expect(circuit.call(shared, () => 'local')).resolves.toBe('shared');
       expect(events).toEqual(['open', 'close']);
+
+      // A failure soon after the last one waits the interval: a Redis that answers PING but not the increment
+      // is not asked on every request.
+      circuit.trip(new Error('timeout'));
+      await vi.advanceTimersByTimeAsync(2_999);
+      expect(probes).toHaveLength(3);
+      expect(circuit.isOpen).toBe(true);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(probes).toHaveLength(4);
+      expect(circuit.isOpen).toBe(false);
+
+      // After a quiet spell, a failure is probed at once again.
+      await vi.advanceTimersByTimeAsync(QUIET_BEFORE_QUICK_PROBE_MS);
+      circuit.trip(new Error('timeout'));
+      expect(circuit.isOpen).toBe(true);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(probes).toHaveLength(5);
+      expect(circuit.isOpen).toBe(false);
 
       // A new connection's ready event probes at once.
       probeAnswers = false;

@@ -10,6 +10,13 @@ const CONNECT_WAIT_MS = 2_000;
 export const COMMAND_TIMEOUT_MS = 500;
 /** After a failure, how long requests count locally before a background PING asks whether Redis answers again. */
 export const PROBE_EVERY_MS = 3_000;
+/**
+ * A failure after this long without one is probed at once: a command can time out because this process's
+ * event loop stalled (a long collection, a busy host) while Redis answered in time, and such a failure should
+ * not cost the instance's share of the window for PROBE_EVERY_MS. A failure sooner than that waits the interval,
+ * so a Redis that answers PING but not the increment is not asked on every request.
+ */
+export const QUIET_BEFORE_QUICK_PROBE_MS = 30_000;
 /** At most one warning per this interval while Redis is unreachable. */
 const WARN_EVERY_MS = 30_000;
 
@@ -36,12 +43,14 @@ export interface CircuitOptions {
  * Whether requests ask Redis at all. Closed: they do. Open, from the first failed or timed-out command or lost
  * connection on: every request is counted locally at once, and the requests already waiting on Redis stop
  * waiting. A hung Redis (one that accepts and never answers) so costs one command timeout, not one per request.
- * Half-open: every `probeEveryMs` a PING goes out in the background, never on a request's time; its answer
- * closes the circuit.
+ * Half-open: a PING goes out in the background, never on a request's time, at once when the circuit had not
+ * opened for QUIET_BEFORE_QUICK_PROBE_MS, then every `probeEveryMs`; its answer closes the circuit.
  */
 export class RedisCircuit {
   private open = false;
   private stopped = false;
+  /** When the circuit last opened; -Infinity until it does. */
+  private openedAt = Number.NEGATIVE_INFINITY;
   private probeTimer: NodeJS.Timeout | undefined;
   private readonly waiting = new Set<() => void>();
 
@@ -77,10 +86,12 @@ export class RedisCircuit {
   /** Opens the circuit (a no-op when open): the waiting requests go local now, a probe follows later. */
   trip(error: unknown): void {
     if (this.open || this.stopped) return;
+    const quiet = Date.now() - this.openedAt >= QUIET_BEFORE_QUICK_PROBE_MS;
     this.open = true;
+    this.openedAt = Date.now();
     this.options.onOpen(error);
     for (const fallBack of [...this.waiting]) fallBack();
-    this.scheduleProbe(this.options.probeEveryMs);
+    this.scheduleProbe(quiet ? 0 : this.options.probeEveryMs);
   }
 
   /** Redis has just become ready on a new connection: probe now instead of at the next interval. */
