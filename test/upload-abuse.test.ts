@@ -485,6 +485,37 @@ describe('slow clients', () => {
     await timed.close();
   });
 
+  it('a JSON body still trickling in at shutdown is answered 503 at once; the close does not wait for it', async () => {
+    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '60000' });
+    const closing = await buildApp({ config, database: ctx.database });
+    const { key } = await makeCompany(ctx.database);
+    const address = await closing.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    openSockets.add(socket);
+    socket.on('error', () => undefined);
+    let answer = '';
+    let closed = false;
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('close', () => (closed = true));
+    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+    const trickle = setInterval(() => socket.write(' '), 100);
+    try {
+      await pause(300);
+      const started = Date.now();
+      await closing.close();
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      clearInterval(trickle);
+    }
+    await waitFor(() => closed, 5_000, 'the connection to be closed');
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(answer).toContain('"code":"service_unavailable"');
+    expect(answer).toMatch(/x-request-id: \S+/);
+    // Nothing was written for it.
+    const list = await call(ctx.app, 'GET', '/api/v1/customers', { key });
+    expect(list.body.data.pagination.total).toBe(0);
+  });
+
   it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; one in use, or waiting for a slow answer, is not', async () => {
     const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' });
     const timed = { app: await buildApp({ config, database: ctx.database }) };

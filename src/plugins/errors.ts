@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { randomTimeOrderedId } from '../shared/ids.js';
@@ -329,14 +330,23 @@ function clientErrorMessage(error: NodeJS.ErrnoException): string {
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket) {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const requestId = randomTimeOrderedId();
-  const appError = new AppError('validation_error', clientErrorMessage(error));
-  const body = JSON.stringify(errorBody(appError, requestId));
   this.log.debug({ reqId: requestId, code: error.code }, 'request refused by the HTTP parser');
+  answerOnSocket(socket, new AppError('validation_error', clientErrorMessage(error)), requestId);
+}
+
+/**
+ * Writes `appError`'s envelope straight on the socket and closes it: for a request no reply can answer (one
+ * the parser refused, or whose body is still arriving when the server gives up on it).
+ */
+export function answerOnSocket(socket: Socket, appError: AppError, requestId = randomTimeOrderedId()): void {
+  if (socket.destroyed) return;
+  const status = statusOf(appError.code);
+  const body = JSON.stringify(errorBody(appError, requestId));
   // A response already under way on this socket (a timeout during a download) cannot take another one.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) {
     socket.end(
-      `HTTP/1.1 ${statusOf(appError.code)} Bad Request\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `content-type: application/json; charset=utf-8\r\n` +
         `content-length: ${Buffer.byteLength(body)}\r\n` +
         `x-request-id: ${requestId}\r\n` +

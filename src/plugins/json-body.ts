@@ -1,10 +1,12 @@
 import { isUtf8 } from 'node:buffer';
+import { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { validationError, type ErrorDetail } from '../errors.js';
+import { AppError, validationError, type ErrorDetail } from '../errors.js';
 import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
-import { clientErrorHandler, misroutedLiteral } from './errors.js';
+import { answerOnSocket, misroutedLiteral } from './errors.js';
 
 /**
  * Requests whose JSON text escapes a NUL character (`\\u0000`) or a UTF-16 surrogate (`\\ud800`): text
@@ -118,23 +120,38 @@ function poisoningKey(text: string): string | undefined {
  */
 export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
   async (app, { requestTimeoutMs }) => {
-    // Node bounds a request's headers by REQUEST_TIMEOUT_MS but not a body trickled after them: a JSON body
-    // not read whole within the bound is cut (uploads have their own bound, UPLOAD_TIMEOUT_MS).
-    if (requestTimeoutMs > 0) {
-      app.addHook('preParsing', (request, _reply, payload, done) => {
-        if (!/^application\/json/i.test(request.headers['content-type'] ?? '')) return done(null, payload);
-        // Answered as Node answers headers that come too slowly: the envelope on the socket, then closed.
-        const timer = setTimeout(() => {
-          const late = Object.assign(new Error('The request was not received in time.'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
-          clientErrorHandler.call(app, late, request.raw.socket);
-        }, requestTimeoutMs);
-        timer.unref();
-        const clear = () => clearTimeout(timer);
-        payload.once('end', clear);
-        payload.once('close', clear);
-        done(null, payload);
-      });
-    }
+    // JSON bodies still arriving, each with the request that reads it: cut when the server shuts down.
+    const reading = new Map<Readable, FastifyRequest>();
+    app.addHook('preParsing', (request, _reply, payload, done) => {
+      if (!/^application\/json/i.test(request.headers['content-type'] ?? '')) return done(null, payload);
+      // Node bounds a request's headers by REQUEST_TIMEOUT_MS but not a body trickled after them: a JSON body
+      // not read whole within the bound is cut (uploads have their own bound, UPLOAD_TIMEOUT_MS), answered
+      // as Node answers headers that come too slowly: the envelope on the socket, then closed.
+      const timer =
+        requestTimeoutMs > 0
+          ? setTimeout(() => answerOnSocket(request.raw.socket, new AppError('validation_error', 'The request was not received in time.'), request.id), requestTimeoutMs)
+          : undefined;
+      timer?.unref();
+      reading.set(payload, request);
+      const finished = () => {
+        clearTimeout(timer);
+        reading.delete(payload);
+      };
+      payload.once('end', finished);
+      payload.once('close', finished);
+      done(null, payload);
+    });
+    // A body still trickling in when the server shuts down is not waited for until the forced exit: its request
+    // has done nothing yet, so it is answered 503 and can be sent again.
+    app.addHook('preClose', (done) => {
+      for (const [payload, request] of reading) {
+        reading.delete(payload);
+        // An injected request (tests, light-my-request) has no connection to answer on.
+        if (!(request.raw.socket instanceof Socket)) continue;
+        answerOnSocket(request.raw.socket, new AppError('service_unavailable', 'The server is shutting down; send the request again.'), request.id);
+      }
+      done();
+    });
     const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
     const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
     app.removeContentTypeParser('application/json');
