@@ -57,6 +57,17 @@ export interface ScheduleConflict {
   ends_at: string;
 }
 
+/**
+ * Thrown for a request that was already answered on its socket (a body cut for coming too slowly, or at
+ * shutdown): its handler must not run, and no second answer is written.
+ */
+export class AnsweredOnSocket extends Error {
+  constructor() {
+    super('The request was already answered on its connection.');
+    this.name = 'AnsweredOnSocket';
+  }
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details?: ErrorDetail[];

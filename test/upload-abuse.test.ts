@@ -485,6 +485,34 @@ describe('slow clients', () => {
     await timed.close();
   });
 
+  it('a body that arrives whole right after its 400 "not received in time" is not acted on', async () => {
+    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' });
+    const timed = await buildApp({ config, database: ctx.database });
+    const { key } = await makeCompany(ctx.database);
+    const address = await timed.listen({ host: '127.0.0.1', port: 0 });
+    const socket = connect(Number(new URL(address).port), '127.0.0.1');
+    openSockets.add(socket);
+    socket.on('error', () => undefined);
+    const body = JSON.stringify({ first_name: 'Late', last_name: 'Body' });
+    let answer = '';
+    // The rest of the body goes out the moment the refusal arrives, inside the second before the socket closes.
+    socket.on('data', (chunk) => {
+      if (answer === '') socket.write(body.slice(1));
+      answer += chunk.toString('utf8');
+    });
+    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{`);
+    await waitFor(() => answer.length > 0, 10_000, 'the refusal');
+    await pause(1_500);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('not received in time');
+    // One answer only, and nothing written.
+    expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    const list = await call(ctx.app, 'GET', '/api/v1/customers', { key });
+    expect(list.body.data.pagination.total).toBe(0);
+    socket.destroy();
+    await timed.close();
+  });
+
   it('a JSON body still trickling in at shutdown is answered 503 at once; the close does not wait for it', async () => {
     const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '60000' });
     const closing = await buildApp({ config, database: ctx.database });

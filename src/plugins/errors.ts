@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { randomTimeOrderedId } from '../shared/ids.js';
 import { z } from 'zod';
-import { AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AnsweredOnSocket, AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { detailsOf, emptyObjectValue, fastValidatorOf, parseInput } from '../shared/validation.js';
 
 declare module 'fastify' {
@@ -379,6 +379,8 @@ export const errorsPlugin = fp(
       for (const method of [route.method].flat()) routeTable.add(route.url, method, route.schema);
     });
     app.setErrorHandler((error, request: FastifyRequest, reply) => {
+      // Its answer is already on the socket: nothing more is written.
+      if (error instanceof AnsweredOnSocket) return reply.hijack();
       // A request no route answers is 404 or 405 whatever its body holds (DECISIONS.md §1's order of checks):
       // its body was read on the way to the not-found handler and may have failed to parse.
       if (request.is404 && (error as FastifyError).code?.startsWith('FST_ERR_CTP_')) return sendNoRoute(request, reply);

@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { AppError, validationError, type ErrorDetail } from '../errors.js';
+import { AnsweredOnSocket, AppError, validationError, type ErrorDetail } from '../errors.js';
 import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { answerOnSocket, misroutedLiteral } from './errors.js';
@@ -111,6 +111,15 @@ function poisoningKey(text: string): string | undefined {
   return /"__proto__"\s*:/.test(text) ? '__proto__' : 'constructor';
 }
 
+/** Requests whose body was cut: answered on the socket, and never handled even if the body then arrives. */
+const cutRequests = new WeakSet<FastifyRequest>();
+
+/** Answers `error` on the request's socket and closes it; the rest of the body, if it comes, is ignored. */
+function cutBody(request: FastifyRequest, error: AppError): void {
+  cutRequests.add(request);
+  answerOnSocket(request.raw.socket, error, request.id);
+}
+
 /**
  * The JSON body parser of every route: a body of `Content-Type: application/json` that is empty or only
  * whitespace is no body at all (DECISIONS.md §8), so a route whose body is optional, or that takes none
@@ -129,7 +138,7 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
       // as Node answers headers that come too slowly: the envelope on the socket, then closed.
       const timer =
         requestTimeoutMs > 0
-          ? setTimeout(() => answerOnSocket(request.raw.socket, new AppError('validation_error', 'The request was not received in time.'), request.id), requestTimeoutMs)
+          ? setTimeout(() => cutBody(request, new AppError('validation_error', 'The request was not received in time.')), requestTimeoutMs)
           : undefined;
       timer?.unref();
       reading.set(payload, request);
@@ -148,7 +157,7 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
         reading.delete(payload);
         // An injected request (tests, light-my-request) has no connection to answer on.
         if (!(request.raw.socket instanceof Socket)) continue;
-        answerOnSocket(request.raw.socket, new AppError('service_unavailable', 'The server is shutting down; send the request again.'), request.id);
+        cutBody(request, new AppError('service_unavailable', 'The server is shutting down; send the request again.'));
       }
       done();
     });
@@ -156,6 +165,11 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
     const parse = app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+      // Answered already: a body that arrives whole after its request was cut must not be acted on.
+      if (cutRequests.has(request)) {
+        done(new AnsweredOnSocket(), undefined);
+        return;
+      }
       // JSON is UTF-8 (RFC 8259): a body declared in another charset, or whose bytes are not UTF-8, would be
       // read as something else than the client meant, so it is refused rather than stored changed.
       const charset = declaredCharset(request.headers['content-type']);
