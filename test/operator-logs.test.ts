@@ -23,7 +23,7 @@ const stream = new Writable({
 });
 const uploadDir = mkdtempSync(join(tmpdir(), 'crm-logs-'));
 const { database, url, drop } = await createTestDatabase();
-const config = loadConfig({
+const env = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'info',
   RATE_LIMIT_PER_MINUTE: '0',
@@ -31,7 +31,8 @@ const config = loadConfig({
   DATA_DIR: 'memory://',
   UPLOAD_DIR: uploadDir,
   ...(url ? { DATABASE_URL: url } : {}),
-});
+};
+const config = loadConfig(env);
 const app = await buildApp({ config, database, logger: { ...loggerOptions(config), stream } });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const port = (app.server.address() as AddressInfo).port;
@@ -145,5 +146,29 @@ describe('a client that leaves before the answer', () => {
       .find((line) => line.startsWith('http_requests_total{') && line.includes('route="/api/v1/customers"') && line.includes('status_code="499"'));
     expect(counted, metrics.body.slice(0, 2000)).toMatch(/ 1$/);
     expect(lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
+  });
+});
+
+describe('a request cut for sending its body too slowly', () => {
+  it('is logged once with the 400 written on its socket and its error code, not as 499', async () => {
+    const timedConfig = loadConfig({ ...env, REQUEST_TIMEOUT_MS: '1000' });
+    const timed = await buildApp({ config: timedConfig, database, logger: { ...loggerOptions(timedConfig), stream } });
+    await timed.listen({ host: '127.0.0.1', port: 0 });
+    const company = await makeCompany(database);
+    const socket = connect((timed.server.address() as AddressInfo).port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.write(
+      `POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${company.key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    );
+    const mine = () => completed('/api/v1/customers').filter((line) => line.company_uuid === company.companyId);
+    await expect.poll(() => mine().length, { timeout: 10_000 }).toBe(1);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(mine()[0]).toMatchObject({ method: 'POST', status: 400, error_code: 'validation_error' });
+    expect(mine()[0]).not.toHaveProperty('aborted');
+    socket.destroy();
+    await timed.close();
   });
 });

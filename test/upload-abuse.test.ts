@@ -452,23 +452,34 @@ describe('slow clients', () => {
     await expectNothingStored(ctxJob);
   });
 
-  it('a body trickled a byte at a time is cut within seconds of REQUEST_TIMEOUT_MS, not at Node\'s 30 s check', async () => {
-    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '2000' });
-    const timed = await buildApp({ config, database: ctx.database });
+  /**
+   * A server with REQUEST_TIMEOUT_MS `timeoutMs`, and a customer create sent to it with its headers and only the
+   * `{` of its body (`contentLength` bytes declared); `state` collects what the server writes back.
+   */
+  async function slowJsonCreate(timeoutMs: string, contentLength = 200) {
+    const server = await buildApp({ config: testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: timeoutMs }), database: ctx.database });
     const { key } = await makeCompany(ctx.database);
-    const address = await timed.listen({ host: '127.0.0.1', port: 0 });
+    const address = await server.listen({ host: '127.0.0.1', port: 0 });
     const socket = connect(Number(new URL(address).port), '127.0.0.1');
     openSockets.add(socket);
     socket.on('error', () => undefined);
-    let answer = '';
-    let closed = false;
-    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
-    socket.on('close', () => (closed = true));
+    const state = { answer: '', closed: false };
+    socket.on('data', (chunk) => (state.answer += chunk.toString('utf8')));
+    socket.on('close', () => (state.closed = true));
+    socket.write(
+      `POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n{`,
+    );
+    const customerCount = async () => (await call(ctx.app, 'GET', '/api/v1/customers', { key })).body.data.pagination.total as number;
+    return { server, socket, state, customerCount };
+  }
+
+  it('a body trickled a byte at a time is cut within seconds of REQUEST_TIMEOUT_MS, not at Node\'s 30 s check', async () => {
     const started = Date.now();
-    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+    const { server, socket, state } = await slowJsonCreate('2000');
     const trickle = setInterval(() => socket.write(' '), 200);
     try {
-      await waitFor(() => answer.length > 0, 15_000, 'the trickled request to be answered');
+      await waitFor(() => state.answer.length > 0, 15_000, 'the trickled request to be answered');
     } finally {
       clearInterval(trickle);
     }
@@ -477,71 +488,46 @@ describe('slow clients', () => {
     // The bound (2 s) plus its check interval (1 s) and scheduling.
     expect(elapsed).toBeLessThan(4_500);
     // Answered like headers that come too slowly: 400 in the envelope, then closed.
-    await waitFor(() => closed, 5_000, 'the connection to be closed');
-    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(answer).toContain('"code":"validation_error"');
-    expect(answer).toContain('not received in time');
+    await waitFor(() => state.closed, 5_000, 'the connection to be closed');
+    expect(state.answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(state.answer).toContain('"code":"validation_error"');
+    expect(state.answer).toContain('not received in time');
     socket.destroy();
-    await timed.close();
+    await server.close();
   });
 
   it('a body that arrives whole right after its 400 "not received in time" is not acted on', async () => {
-    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '1000' });
-    const timed = await buildApp({ config, database: ctx.database });
-    const { key } = await makeCompany(ctx.database);
-    const address = await timed.listen({ host: '127.0.0.1', port: 0 });
-    const socket = connect(Number(new URL(address).port), '127.0.0.1');
-    openSockets.add(socket);
-    socket.on('error', () => undefined);
     const body = JSON.stringify({ first_name: 'Late', last_name: 'Body' });
-    let answer = '';
+    const { server, socket, state, customerCount } = await slowJsonCreate('1000', body.length);
     // The rest of the body goes out the moment the refusal arrives, inside the second before the socket closes.
-    socket.on('data', (chunk) => {
-      if (answer === '') socket.write(body.slice(1));
-      answer += chunk.toString('utf8');
-    });
-    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n{`);
-    await waitFor(() => answer.length > 0, 10_000, 'the refusal');
+    socket.once('data', () => socket.write(body.slice(1)));
+    await waitFor(() => state.answer.length > 0, 10_000, 'the refusal');
     await pause(1_500);
-    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(answer).toContain('not received in time');
+    expect(state.answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(state.answer).toContain('not received in time');
     // One answer only, and nothing written.
-    expect(answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
-    const list = await call(ctx.app, 'GET', '/api/v1/customers', { key });
-    expect(list.body.data.pagination.total).toBe(0);
+    expect(state.answer.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    expect(await customerCount()).toBe(0);
     socket.destroy();
-    await timed.close();
+    await server.close();
   });
 
   it('a JSON body still trickling in at shutdown is answered 503 at once; the close does not wait for it', async () => {
-    const config = testConfig({ UPLOAD_DIR: uploadRoot, REQUEST_TIMEOUT_MS: '60000' });
-    const closing = await buildApp({ config, database: ctx.database });
-    const { key } = await makeCompany(ctx.database);
-    const address = await closing.listen({ host: '127.0.0.1', port: 0 });
-    const socket = connect(Number(new URL(address).port), '127.0.0.1');
-    openSockets.add(socket);
-    socket.on('error', () => undefined);
-    let answer = '';
-    let closed = false;
-    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
-    socket.on('close', () => (closed = true));
-    socket.write(`POST /api/v1/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+    const { server, socket, state, customerCount } = await slowJsonCreate('60000');
     const trickle = setInterval(() => socket.write(' '), 100);
     try {
       await pause(300);
       const started = Date.now();
-      await closing.close();
+      await server.close();
       expect(Date.now() - started).toBeLessThan(3_000);
     } finally {
       clearInterval(trickle);
     }
-    await waitFor(() => closed, 5_000, 'the connection to be closed');
-    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
-    expect(answer).toContain('"code":"service_unavailable"');
-    expect(answer).toMatch(/x-request-id: \S+/);
-    // Nothing was written for it.
-    const list = await call(ctx.app, 'GET', '/api/v1/customers', { key });
-    expect(list.body.data.pagination.total).toBe(0);
+    await waitFor(() => state.closed, 5_000, 'the connection to be closed');
+    expect(state.answer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(state.answer).toContain('"code":"service_unavailable"');
+    expect(state.answer).toMatch(/x-request-id: \S+/);
+    expect(await customerCount()).toBe(0);
   });
 
   it('a connection that never sends a byte is closed after REQUEST_TIMEOUT_MS; one in use, or waiting for a slow answer, is not', async () => {

@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { AnsweredOnSocket, AppError, validationError, type ErrorDetail } from '../errors.js';
+import { AnsweredOnSocket, AppError, statusOf, validationError, type ErrorDetail } from '../errors.js';
 import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { answerOnSocket, misroutedLiteral } from './errors.js';
@@ -111,12 +111,10 @@ function poisoningKey(text: string): string | undefined {
   return /"__proto__"\s*:/.test(text) ? '__proto__' : 'constructor';
 }
 
-/** Requests whose body was cut: answered on the socket, and never handled even if the body then arrives. */
-const cutRequests = new WeakSet<FastifyRequest>();
-
 /** Answers `error` on the request's socket and closes it; the rest of the body, if it comes, is ignored. */
 function cutBody(request: FastifyRequest, error: AppError): void {
-  cutRequests.add(request);
+  request.answeredOnSocket = statusOf(error.code);
+  request.errorCode = error.code;
   answerOnSocket(request.raw.socket, error, request.id);
 }
 
@@ -166,7 +164,7 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
       // Answered already: a body that arrives whole after its request was cut must not be acted on.
-      if (cutRequests.has(request)) {
+      if (request.answeredOnSocket !== undefined) {
         done(new AnsweredOnSocket(), undefined);
         return;
       }

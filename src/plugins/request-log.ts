@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The error code of a 4xx/5xx answer, for the request's log line. */
     errorCode?: string;
+    /** The status of an answer written straight on the socket (answerOnSocket), not through the reply. */
+    answeredOnSocket?: number;
   }
 }
 
@@ -75,8 +77,9 @@ export function onRequestDone(app: FastifyInstance, handler: DoneHandler): void 
     const marked = request as unknown as Record<symbol, boolean>;
     if (marked[DONE]) return;
     marked[DONE] = true;
-    const aborted = !reply.raw.writableFinished;
-    const outcome = { aborted, status: aborted && !reply.raw.headersSent ? CLIENT_CLOSED_REQUEST : reply.statusCode };
+    const onSocket = request.answeredOnSocket;
+    const aborted = onSocket === undefined && !reply.raw.writableFinished;
+    const outcome = { aborted, status: onSocket ?? (aborted && !reply.raw.headersSent ? CLIENT_CLOSED_REQUEST : reply.statusCode) };
     for (const each of handlers) each(request, reply, outcome);
   };
   app.addHook('onRequest', (request, reply, next) => {
