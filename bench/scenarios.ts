@@ -170,6 +170,12 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
   const auth = { authorization: `Bearer ${ctx.apiKey}` };
   const company = ctx.companyId;
   const photo = multipartPhoto(benchJpeg());
+  /** W3 and its webhook variants: the same create. */
+  const customerCreate: Scenario['request'] = {
+    method: 'POST',
+    headers: { ...auth, ...JSON_HEADERS },
+    setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
+  };
 
   return [
     {
@@ -236,11 +242,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       id: 'W3',
       title: 'customer create',
       measures: 'POST /api/v1/customers with first_name, last_name, email, phone.',
-      request: {
-        method: 'POST',
-        headers: { ...auth, ...JSON_HEADERS },
-        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
-      },
+      request: customerCreate,
       sql: {
         async run(pool) {
           const c = newCustomer();
@@ -267,11 +269,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       measures:
         'W3 with one enabled webhook endpoint subscribed to "*" on a local receiver that answers 204 at once: every ' +
         'create also writes its pending delivery, and the server delivers them during the run.',
-      request: {
-        method: 'POST',
-        headers: { ...auth, ...JSON_HEADERS },
-        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
-      },
+      request: customerCreate,
       setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3H', delivering: true }),
     },
     {
@@ -279,11 +277,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       title: 'customer create, webhook worker off',
       measures: 'W3 on a second server started with WEBHOOK_WORKER_ENABLED=false, no webhook endpoint: the reference of W3Q.',
       server: 'no-worker',
-      request: {
-        method: 'POST',
-        headers: { ...auth, ...JSON_HEADERS },
-        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
-      },
+      request: customerCreate,
     },
     {
       id: 'W3Q',
@@ -292,11 +286,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         'W3N with one enabled endpoint subscribed to "*": every create writes its event and its pending delivery in ' +
         'its transaction (the write cost of webhooks); nothing is delivered, the pending rows are removed afterwards.',
       server: 'no-worker',
-      request: {
-        method: 'POST',
-        headers: { ...auth, ...JSON_HEADERS },
-        setupRequest: (req) => ({ ...req, path: '/api/v1/customers', body: json(newCustomer()) }),
-      },
+      request: customerCreate,
       setup: (target) => withWebhookEndpoint({ ...target, apiKey: ctx.apiKey, companyId: company, id: 'W3Q', delivering: false }),
     },
     {
