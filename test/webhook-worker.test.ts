@@ -31,17 +31,19 @@ async function succeededCount(key: string, endpointUuid: string): Promise<number
   return response.body.data.pagination.total as number;
 }
 
-/** The deliveries of an endpoint, as its GET lists them. */
-async function deliveriesOf(key: string, endpointUuid: string) {
-  return (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+/** A new company with one endpoint subscribed to every event at `url`, and its deliveries as their GET lists them. */
+async function companyWithEndpoint(url: string) {
+  const { key, companyId } = await makeCompany(ctx.database);
+  const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url, events: ['*'] } });
+  expect(created.status).toBe(200);
+  const endpointUuid = created.body.data.uuid as string;
+  const log = async () => (await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${endpointUuid}/deliveries`, { key })).body.data.deliveries;
+  return { key, companyId, endpointUuid, log };
 }
 
 describe('the delivery worker claims in batches', () => {
   it('drains a backlog beyond its slots as slots free up, and claims no more once a claim drained what was due', async () => {
-    const { key, companyId } = await makeCompany(ctx.database);
-    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: receiver.url, events: ['*'] } });
-    expect(created.status).toBe(200);
-    const endpointUuid = created.body.data.uuid as string;
+    const { key, companyId, endpointUuid } = await companyWithEndpoint(receiver.url);
     const claims = vi.spyOn(webhooksRepository, 'claimDueDeliveries');
     try {
       // Twelve due deliveries for four slots: full claims of 4 leave a backlog, and each freed slot claims
@@ -69,9 +71,7 @@ describe('the delivery worker claims in batches', () => {
 
 describe('a stopping worker', () => {
   it('waits a bounded time for an attempt in flight, then interrupts it and records it as due again', async () => {
-    const { key, companyId } = await makeCompany(ctx.database);
-    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: hanging.url, events: ['*'] } });
-    expect(created.status).toBe(200);
+    const { companyId, log } = await companyWithEndpoint(hanging.url);
     // A worker of its own whose timeout is far away, so only the shutdown can end the attempt.
     const worker = new DeliveryWorker(
       ctx.database.db,
@@ -87,9 +87,7 @@ describe('a stopping worker', () => {
     // The stop waits STOP_WAIT_MS (5 s) for the attempt, not the 60 s timeout.
     expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
     expect(Date.now() - started).toBeLessThan(15_000);
-    const response = await call(ctx.app, 'GET', `/api/v1/webhook_endpoints/${created.body.data.uuid}/deliveries`, { key });
-    expect(response.status).toBe(200);
-    const [delivery] = response.body.data.deliveries;
+    const [delivery] = await log();
     expect(delivery).toMatchObject({
       status: 'pending',
       attempts: 1,
@@ -102,10 +100,7 @@ describe('a stopping worker', () => {
 
 describe('a retry asked for while an attempt is in flight', () => {
   it('is not lost when the attempt ends: the delivery is due again at once, whatever the attempt answered', async () => {
-    const { key, companyId } = await makeCompany(ctx.database);
-    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: hanging.url, events: ['*'] } });
-    const endpointUuid = created.body.data.uuid as string;
-    const log = () => deliveriesOf(key, endpointUuid);
+    const { key, companyId, endpointUuid, log } = await companyWithEndpoint(hanging.url);
     const before = hanging.received.length;
     await recordEvent(ctx.database, companyId);
     wakeDeliveryWorkers();
@@ -127,10 +122,7 @@ describe('a retry asked for while an attempt is in flight', () => {
 
 describe('a retried delivery of a disabled endpoint', () => {
   it('ends failed again without an attempt counted, and nothing is sent', async () => {
-    const { key, companyId } = await makeCompany(ctx.database);
-    const created = await call(ctx.app, 'POST', '/api/v1/webhook_endpoints', { key, body: { url: receiver.url, events: ['*'] } });
-    const endpointUuid = created.body.data.uuid as string;
-    const log = () => deliveriesOf(key, endpointUuid);
+    const { key, companyId, endpointUuid, log } = await companyWithEndpoint(receiver.url);
     await recordEvent(ctx.database, companyId);
     // One delivery made while enabled, disabled before the worker gets to it, then retried.
     await call(ctx.app, 'PATCH', `/api/v1/webhook_endpoints/${endpointUuid}`, { key, body: { enabled: false } });
