@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { AnsweredOnSocket, AppError, statusOf, validationError, type ErrorDetail } from '../errors.js';
 import { FREE_FORM_MAX_CHARS, FREE_FORM_MAX_DEPTH } from '../shared/formats.js';
+import { withExactNumbers } from '../shared/json-numbers.js';
 import { fieldOfPath } from '../shared/validation.js';
 import { answerOnSocket, misroutedLiteral } from './errors.js';
 
@@ -197,7 +198,7 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
       }
       // A raw NUL byte is not JSON at all; its escape is, and is refused by field once the route is known.
       if (SUSPECT_ESCAPE.test(body)) withSuspectEscapes.add(request);
-      parse(request, body, (error, parsed) => {
+      parse(request, withExactNumbers(body), (error, parsed) => {
         // Valid JSON, but a key no body may use: say which, rather than "not valid JSON".
         const poisoning = error ? poisoningKey(body) : undefined;
         if (poisoning) {
