@@ -5,13 +5,17 @@ import { recordKeysLastUsed } from './auth.repository.js';
 export const LAST_USED_FLUSH_INTERVAL_MS = 30_000;
 
 /**
- * When each API key was last used, kept without a write per request: a request only notes the time in
- * memory, and the instance writes the noted times of all its keys in one statement every flush interval
- * (and a last time on close), like the usage meter.
+ * When each API key was last used, kept without a write per request: a request notes the time in memory,
+ * and the instance writes the noted times of all its keys in one statement every flush interval (and a last
+ * time on close), like the usage meter. A key's first use in an interval is written at once, so last_used_at
+ * shows a key's use within moments, and an instance that dies without closing (kill -9) loses at most an
+ * interval of it: the stored time stays within an interval of the key's last use.
  */
 export class LastUsedRecorder {
   /** Key id -> when this instance last saw it (ms since the epoch). */
   private pending = new Map<string, number>();
+  /** Key id -> when this instance last wrote a use of it at once. */
+  private writtenAt = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
 
@@ -24,10 +28,20 @@ export class LastUsedRecorder {
   /** Notes that the key was used now. */
   used(apiKeyId: string, now = Date.now()): void {
     this.pending.set(apiKeyId, now);
+    const written = this.writtenAt.get(apiKeyId);
+    if (written === undefined || now - written >= this.flushIntervalMs) {
+      this.writtenAt.set(apiKeyId, now);
+      void this.flush();
+    }
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.flushIntervalMs);
+    this.timer ??= setInterval(() => {
+      // Keys not used for an interval are forgotten: their next use is written at once again.
+      const stale = Date.now() - this.flushIntervalMs;
+      for (const [id, at] of this.writtenAt) if (at < stale) this.writtenAt.delete(id);
+      void this.flush();
+    }, this.flushIntervalMs);
     this.timer.unref();
   }
 
