@@ -16,7 +16,7 @@ import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } fr
 import { benchUrls, describeSize, ensureEvents, ensureSchedule, ensureSeed, sizeFromEnv, type ScheduleSeed, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
 import { measureNoisyNeighbour, type NoisyNeighbourResult } from './noisy-neighbour.js';
-import { runWrk, WRK_SCENARIOS, wrkInstalled, type WrkResult } from './wrk.js';
+import { runWrk, WRK_PAIRS, wrkInstalled, type WrkResult } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results.md');
@@ -101,7 +101,8 @@ function buildOnce(): { args: string[]; how: string } {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     if (build.status === 0 && existsSync(path.join(ROOT, 'dist', 'server.js'))) {
       log(`Build: ok in ${seconds} s`);
-      return { args: ['dist/server.js'], how: 'node dist/server.js' };
+      const flags = (env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+      return { args: [...flags, 'dist/server.js'], how: ['node', ...flags, 'dist/server.js'].join(' ') };
     }
     const output = `${build.stdout ?? ''}${build.stderr ?? ''}`.trim().split('\n').slice(0, 10).join('\n');
     log(`Build: failed after ${seconds} s, falling back to tsx. First lines:\n${output}`);
@@ -752,11 +753,14 @@ function wrkTable(rows: WrkRow[]): string {
   for (const { id, title, result } of rows) {
     lines.push(`| ${id} ${title} | ${fmt(result.rps)} | ${fmt(result.p50, 1)} | ${fmt(result.p99, 1)} | ${fmt(result.errors)} |`);
   }
-  const [w1, e1] = WRK_SCENARIOS.map((id) => rows.find((row) => row.id === id)?.result.rps);
-  if (w1 && e1) {
-    const ratio = e1 / w1;
-    lines.push('', `- E1 / W1 through wrk: ${fmt(e1)} / ${fmt(w1)} req/s = ${ratio.toFixed(2)}x (mark >= 1.00x: ${ratio >= 1 ? 'met' : 'NOT met'})`);
-  }
+  const rpsOf = (id: string) => rows.find((row) => row.id === id)?.result.rps;
+  const ratios = WRK_PAIRS.flatMap(({ scenario, base, mark }) => {
+    const [measured, reference] = [rpsOf(scenario), rpsOf(base)];
+    if (!measured || !reference) return [];
+    const ratio = measured / reference;
+    return [`- ${scenario} / ${base} through wrk: ${fmt(measured)} / ${fmt(reference)} req/s = ${ratio.toFixed(2)}x (mark >= ${mark.toFixed(2)}x: ${ratio >= mark ? 'met' : 'NOT met'})`];
+  });
+  if (ratios.length > 0) lines.push('', ...ratios);
   return lines.join('\n');
 }
 
@@ -778,6 +782,7 @@ async function main() {
   const schedule = ONLY.length === 0 || ['V1', 'V2', 'A1'].some((id) => ONLY.includes(id)) ? await ensureSchedule(urls.bench) : undefined;
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'crm-bench-'));
   let server: Server | undefined;
+  let reference: Server | undefined;
   const rows: Row[] = [];
   let clusterRows: ClusterRow[] = [];
   let clusterSkipped: string | undefined;
@@ -792,11 +797,21 @@ async function main() {
     const scenarios = buildScenarios(context).filter((scenario) => ONLY.length === 0 || ONLY.includes(scenario.id));
     log(`Run: ${scenarios.length} scenarios, ${CONNECTIONS} connections, ${DURATION} s each after a ${WARMUP} s warm-up`);
     const single: Target = { url: server.url, pids: [server.child.pid!] };
-    for (const scenario of scenarios) {
-      if (!scenario.server) rows.push(await runScenario(single, scenario, urls.bench));
+    const tight = scenarios.filter((scenario) => scenario.server === 'tight');
+    if (tight.length > 0) {
+      await ensureTightTable(urls.bench);
+      reference = await startServer(urls.bench, workDir, { COMPANY_ID: context.companyId }, REFERENCE_SERVER);
     }
-    const throughWrk = scenarios.filter((scenario) => WRK_SCENARIOS.includes(scenario.id));
-    if (throughWrk.length === WRK_SCENARIOS.length) {
+    const onReference = (scenario: Scenario) => runScenario({ url: reference!.url, pids: [reference!.child.pid!] }, scenario, urls.bench);
+    for (const scenario of scenarios) {
+      if (scenario.server) continue;
+      rows.push(await runScenario(single, scenario, urls.bench));
+      for (const yardstick of tight.filter((candidate) => candidate.after === scenario.id)) rows.push(await onReference(yardstick));
+    }
+    const inRun = (id: string) => scenarios.some((scenario) => scenario.id === id);
+    const wrkIds = new Set<string>(WRK_PAIRS.filter((pair) => inRun(pair.scenario) && inRun(pair.base)).flatMap((pair) => [pair.base, pair.scenario]));
+    const throughWrk = scenarios.filter((scenario) => wrkIds.has(scenario.id));
+    if (throughWrk.length > 0) {
       if (!wrkInstalled()) {
         wrkSkipped = 'skipped: wrk is not installed (apt-get install wrk)';
       } else {
@@ -842,16 +857,12 @@ async function main() {
         await second.stop();
       }
     }
-    const tight = scenarios.filter((scenario) => scenario.server === 'tight');
-    if (tight.length > 0) {
-      await ensureTightTable(urls.bench);
-      const reference = await startServer(urls.bench, workDir, { COMPANY_ID: context.companyId }, REFERENCE_SERVER);
-      try {
-        for (const scenario of tight) rows.push(await runScenario({ url: reference.url, pids: [reference.child.pid!] }, scenario, urls.bench));
-      } finally {
-        await reference.stop();
-      }
+    // A reference scenario whose counterpart is not in this run (BENCH_ONLY=T2) runs on its own.
+    for (const scenario of tight.filter((candidate) => !scenarios.some((other) => !other.server && other.id === candidate.after))) {
+      rows.push(await onReference(scenario));
     }
+    await reference?.stop();
+    reference = undefined;
     if (ONLY.length === 0 || ONLY.includes('X1')) {
       // A server of its own without the PDF cache, so that every PDF request of the loop renders.
       const noisyServer = await startServer(urls.bench, workDir, { PDF_CACHE_BYTES: '0' });
@@ -888,12 +899,13 @@ async function main() {
         clusterSkipped = `skipped: ${missing.join(' and ')} not installed (apt-get install ${missing.join(' ')})`;
         log(`Cluster comparison ${clusterSkipped}`);
       } else {
-        const how: 'dist' | 'tsx' = server.how.startsWith('node dist') ? 'dist' : 'tsx';
+        const how: 'dist' | 'tsx' = server.how.includes('dist/server.js') ? 'dist' : 'tsx';
         clusterRows = await runClusterComparison(urls.bench, seed, scenarios, how);
       }
     }
   } finally {
     await server?.stop().catch(() => undefined);
+    await reference?.stop().catch(() => undefined);
     if (env.BENCH_KEEP_UPLOADS !== '1') rmSync(workDir, { recursive: true, force: true });
   }
 
@@ -917,11 +929,11 @@ async function main() {
     '',
     ...(wrkRows.length > 0 || wrkSkipped
       ? [
-          '## W1 and E1 through wrk',
+          '## Large answers through wrk',
           '',
-          'The same two scenarios on the same server, right after the runs above, with wrk (C, 2 threads, the same',
+          'The same scenarios on the same server, right after the runs above, with wrk (C, 2 threads, the same',
           'connections and duration) as the load generator: autocannon parses every answer in JavaScript on the same',
-          'cores as the server, which costs more for E1\'s larger answers.',
+          'cores as the server, which costs more for the larger answers of E1 and V1 than for W1\'s and W2\'s.',
           '',
           wrkSkipped ?? wrkTable(wrkRows),
           '',

@@ -55,9 +55,14 @@ export interface Scenario {
   /**
    * 'no-worker': runs on a second server started with WEBHOOK_WORKER_ENABLED=false, after the main server's
    * scenarios, so that a write that enqueues deliveries is measured without the delivery work beside it.
-   * 'tight': runs on the reference server (bench/tight-server.ts), the yardstick of W1 and W5.
+   * 'tight': runs on the reference server (bench/tight-server.ts), the yardstick of W1, W2 and W5.
    */
   server?: 'no-worker' | 'tight';
+  /**
+   * A reference scenario's counterpart on this API: it runs right after it, so that the pair compared by a mark is
+   * measured minutes apart at most, not one at each end of a run on a host whose speed drifts.
+   */
+  after?: string;
 }
 
 const pickOne = <T>(values: readonly T[]): T => values[Math.floor(Math.random() * values.length)];
@@ -296,6 +301,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         'W1 on the reference server (bench/tight-server.ts: Fastify + node-postgres, plain SQL, no auth, no validation) ' +
         'over a copy of the customers with one index (the list order): the yardstick of W1 (mark: W1 >= 5x T1).',
       server: 'tight',
+      after: 'W1',
       request: { method: 'GET', setupRequest: (req) => ({ ...req, path: `/customers?page=${randomPage()}&limit=50` }) },
     },
     {
@@ -303,6 +309,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
       title: 'reference server: customer create, full body',
       measures: 'W5 on the reference server: one INSERT ... RETURNING *, no trigger, no event (mark: W5 >= 0.8x T5).',
       server: 'tight',
+      after: 'W5',
       request: {
         method: 'POST',
         headers: JSON_HEADERS,
@@ -317,6 +324,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         'customer (BEGIN, INSERT, INSERT, COMMIT; tight_events has the events indexes). Not a mark: what the event costs ' +
         'the reference server itself.',
       server: 'tight',
+      after: 'W5',
       request: {
         method: 'POST',
         headers: JSON_HEADERS,
@@ -332,6 +340,7 @@ export function buildScenarios(ctx: BenchContext): Scenario[] {
         'three reference servers behind the same HAProxy and PgBouncer (unnamed statements), beside one: what the ' +
         'deployment itself costs on this machine.',
       server: 'tight',
+      after: 'W2',
       request: { method: 'GET', setupRequest: (req) => ({ ...req, path: `/customers/${pickOne(ctx.customers)}` }) },
     },
     {

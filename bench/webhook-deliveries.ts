@@ -72,8 +72,10 @@ export async function measureDeliveries(options: {
       options.companyId,
       endpoint.uuid,
     ]);
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, Math.max(60_000, count * 20)));
-    await Promise.race([arrived, timeout]);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(60_000, count * 20))));
+    // Cleared once the deliveries arrived: a pending timer would keep the bench's process alive for minutes.
+    await Promise.race([arrived, timeout]).finally(() => clearTimeout(timer));
     // Done when every delivery is recorded as succeeded, not only received.
     let succeeded = 0;
     for (let attempt = 0; attempt < 200; attempt++) {

@@ -2,7 +2,7 @@
  * A second load generator for the read scenarios whose answers are large. autocannon parses every answer in
  * JavaScript, on the same two cores as the server, and its cost grows with the bytes: an E1 page is 92 KB
  * against W1's 33 KB. wrk (Debian package `wrk`, written in C) reads them for a fraction of that, so the
- * pair E1/W1 through wrk shows the server's own ratio. Optional: without wrk the comparison is skipped.
+ * pairs E1/W1 and V1/W2 through wrk show the server's own ratios. Optional: without wrk the comparison is skipped.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,8 +11,14 @@ import path from 'node:path';
 import type { AutocannonRequest } from 'autocannon';
 import { findProgram } from '../scripts/local-cluster.js';
 
-/** The scenarios measured through wrk too, and the ratio compared. */
-export const WRK_SCENARIOS = ['W1', 'E1'];
+/**
+ * The pairs measured through wrk too: a scenario with large answers against the one its mark is set by.
+ * E1's feed page is 92 KB against W1's 33 KB; V1's week of visits about 19 KB against W2's one customer.
+ */
+export const WRK_PAIRS = [
+  { scenario: 'E1', base: 'W1', mark: 1 },
+  { scenario: 'V1', base: 'W2', mark: 0.5 },
+] as const;
 
 export interface WrkResult {
   rps: number;
