@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import pg from 'pg';
 import { missingPrograms, startCluster, type Cluster } from '../scripts/local-cluster.js';
+import { SERVER_NODE_FLAGS } from '../scripts/server-node-flags.js';
 import { buildScenarios, type BenchContext, type Scenario, type SqlBaseline } from './scenarios.js';
 import { benchUrls, describeSize, ensureEvents, ensureSchedule, ensureSeed, sizeFromEnv, type ScheduleSeed, type SeedInfo } from './seed.js';
 import { measureDeliveries } from './webhook-deliveries.js';
@@ -101,7 +102,8 @@ function buildOnce(): { args: string[]; how: string } {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     if (build.status === 0 && existsSync(path.join(ROOT, 'dist', 'server.js'))) {
       log(`Build: ok in ${seconds} s`);
-      const flags = (env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+      // The server as it is deployed (scripts/server-node-flags.ts), unless BENCH_NODE_FLAGS says otherwise.
+      const flags = env.BENCH_NODE_FLAGS === undefined ? [...SERVER_NODE_FLAGS] : env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean);
       return { args: [...flags, 'dist/server.js'], how: ['node', ...flags, 'dist/server.js'].join(' ') };
     }
     const output = `${build.stdout ?? ''}${build.stderr ?? ''}`.trim().split('\n').slice(0, 10).join('\n');

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SERVER_NODE_FLAGS } from './server-node-flags.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
@@ -307,8 +308,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       typeof options.server === 'object'
         ? options.server.args
         : options.server === 'dist'
-          ? [path.join(ROOT, 'dist', 'server.js')]
-          : ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')];
+          ? [...SERVER_NODE_FLAGS, path.join(ROOT, 'dist', 'server.js')]
+          : [...SERVER_NODE_FLAGS, '--import', 'tsx', path.join(ROOT, 'src', 'server.ts')];
     const ports: number[] = [];
     for (let index = 0; index < count; index++) ports.push(await freePort());
     for (let index = 0; index < count; index++) {
