@@ -10,6 +10,11 @@ describe('numbers no double holds exactly are replaced before parsing', () => {
     expect(withExactNumbers('{"a":-1.00000000000000000001}')).toBe('{"a":-1.0000000000000002}');
     // Too large for any field: a text that reads as Infinity stays one.
     expect(withExactNumbers('{"a":1e400}')).toBe('{"a":1e400}');
+    // An exponent longer than any double's is read without arithmetic on it: tiny is not zero, zero stays zero.
+    const long = '9'.repeat(100_000);
+    expect(withExactNumbers(`{"a":1e-${long}}`)).toBe('{"a":5e-324}');
+    expect(withExactNumbers(`{"a":0e-${long},"b":1e${long}}`)).toBe(`{"a":0e-${long},"b":1e${long}}`);
+    expect(withExactNumbers(`{"a":1.${'0'.repeat(100_000)}1}`)).toBe('{"a":1.0000000000000002}');
   });
 
   it('keeps a number its double holds, however it is written, and every string as sent', () => {

@@ -9,28 +9,42 @@
 
 /**
  * Text that may hold such a number: 16 or more digits and points in a row (a double holds any decimal of 15
- * significant digits exactly), or an exponent. Anything else is left alone without a scan.
+ * significant digits exactly), or a number with an exponent where a value starts (after `:`, `,` or `[`, so
+ * that the `1e` of a UUID is not one). Anything else, most bodies, is left alone without a scan.
  */
-const MAYBE_INEXACT = /\d[\d.]{15}|\d[eE]/;
+const MAYBE_INEXACT = /\d[\d.]{15}|[:,[]\s*-?\d+(?:\.\d+)?[eE]/;
+/** A token this short without an exponent has at most 15 significant digits: its double holds it exactly. */
+const ALWAYS_EXACT_LENGTH = 15;
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/** A number's text as digits and a power of ten, without leading or trailing zeros (`0` for zero). */
-function canonical(text: string): string {
+/** How many digits an exponent may have for its value to be exact in a double (up to 2^53). */
+const SAFE_EXPONENT_DIGITS = 15;
+
+/**
+ * A number's text as digits and a power of ten, without leading or trailing zeros (`0` for zero); undefined for
+ * an exponent of more than SAFE_EXPONENT_DIGITS digits, whose value no double comes near. Linear in the text:
+ * a body may hold a number of a megabyte.
+ */
+function canonical(text: string): string | undefined {
   const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!match) return text;
   const [, sign, whole, fraction = '', exponent = '0'] = match;
-  let digits = (whole + fraction).replace(/^0+/, '');
-  if (digits === '') return '0';
-  let power = BigInt(exponent) - BigInt(fraction.length);
-  const trimmed = digits.replace(/0+$/, '');
-  power += BigInt(digits.length - trimmed.length);
-  digits = trimmed;
-  return `${sign}${digits}e${power}`;
+  const digits = whole + fraction;
+  let first = 0;
+  while (first < digits.length && digits.charCodeAt(first) === 0x30) first++;
+  if (first === digits.length) return '0';
+  let end = digits.length;
+  while (digits.charCodeAt(end - 1) === 0x30) end--;
+  if (exponent.replace(/^[+-]/, '').length > SAFE_EXPONENT_DIGITS) return undefined;
+  const power = Number(exponent) - fraction.length + (digits.length - end);
+  return `${sign}${digits.slice(first, end)}e${power}`;
 }
 
 /** The double next to `value`, away from zero. */
+const bits = new DataView(new ArrayBuffer(8));
+
 function nextAwayFromZero(value: number): number {
-  const view = new DataView(new ArrayBuffer(8));
+  const view = bits;
   view.setFloat64(0, Math.abs(value));
   view.setBigUint64(0, view.getBigUint64(0) + 1n);
   const next = view.getFloat64(0);
@@ -40,7 +54,10 @@ function nextAwayFromZero(value: number): number {
 /** The JSON text of the replacement for a number token that no double holds exactly, or undefined if one does. */
 function replacementOf(token: string): string | undefined {
   const parsed = Number(token);
-  if (!Number.isFinite(parsed) || canonical(String(parsed)) === canonical(token)) return undefined;
+  // Infinity is refused by every numeric field as it is; an exponent too long to be exact reads as 0 or Infinity.
+  if (!Number.isFinite(parsed)) return undefined;
+  const shortest = String(parsed);
+  if (shortest === token || canonical(shortest) === canonical(token)) return undefined;
   const next = nextAwayFromZero(parsed);
   // Past the largest double: a text JSON.parse reads as Infinity, which no numeric field takes.
   return Number.isFinite(next) ? String(next) : `${next < 0 ? '-' : ''}1e400`;
@@ -67,7 +84,8 @@ export function withExactNumbers(text: string): string {
     NUMBER.lastIndex = i;
     const token = NUMBER.exec(text)?.[0];
     if (!token) continue;
-    const replacement = replacementOf(token);
+    const exact = token.length <= ALWAYS_EXACT_LENGTH && !/[eE]/.test(token);
+    const replacement = exact ? undefined : replacementOf(token);
     if (replacement !== undefined) {
       result += text.slice(copiedUpTo, i) + replacement;
       copiedUpTo = i + token.length;
