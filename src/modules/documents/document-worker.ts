@@ -2,18 +2,25 @@ import { icalFeed, type CalendarInput } from './calendar-text.js';
 import { renderDocumentPdf } from './document-pdf.js';
 import type { CustomerDocument } from './document-view.js';
 import { estimatePage, invoicePage, type PageOptions } from './share-page.js';
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** The niceness of a render process: renders wait while the event loops that answer requests need the CPU. */
+/** The niceness of a render process where its threads cannot be given the idle policy. */
 const RENDER_NICENESS = 10;
 
 /**
- * Lowers the scheduling priority of every thread of this render process (DECISIONS §11: a company rendering
- * large documents must not slow another company's requests). Linux schedules threads as tasks, each with a
- * niceness of its own, and the runtime's threads (garbage collection, compilation) exist before this module
- * runs, so each is set by its id; threads started later inherit the niceness of the thread that starts them.
- * Elsewhere, or where it is not allowed, the renders run at the server's priority.
+ * Gives every thread of this render process the lowest scheduling priority (DECISIONS §11: a company rendering
+ * large documents must not slow another company's requests). Linux schedules threads as tasks, and the
+ * runtime's threads (garbage collection, compilation) exist before this module runs, so each is set; threads
+ * started later inherit the setting of the thread that starts them.
+ *
+ * First choice, the SCHED_IDLE policy (through util-linux's `chrt`; lowering one's own priority needs no
+ * privilege): the kernel treats a core that runs only such tasks as idle, so a server thread or a database
+ * backend that wakes takes it at once. A niceness (10) leaves a render its share of each core while the event
+ * loop waits on the database, and measured twice the idle policy's effect on the other requests' slowest times
+ * (bench/README.md). Where `chrt` is missing the niceness is used; where neither is allowed the renders run at
+ * the server's priority.
  */
 function yieldToRequests(): void {
   let threadIds: number[];
@@ -28,6 +35,11 @@ function yieldToRequests(): void {
     } catch {
       // Not permitted: this thread keeps its priority.
     }
+  }
+  try {
+    execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore', timeout: 5_000 });
+  } catch {
+    // No chrt (or not Linux): the niceness above stays.
   }
 }
 yieldToRequests();
