@@ -265,6 +265,24 @@ describe('webhook delivery', () => {
     await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${created.uuid}`, { key });
   });
 
+  it('accepts a name that does not resolve yet; its attempts fail until it does, then a retry delivers', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const target = await receiver();
+    const created = await endpoint(key, `http://later.test:${target.port}/in`);
+    await recordEvent(ctx.database, companyId);
+    const failed = await waitFor(async () => (await deliveriesOf(key, created.uuid)).find((delivery) => delivery.last_error));
+    expect(failed.last_error).toBe('Address refused: host later.test does not resolve to public addresses only.');
+    expect(failed.status).toBe('pending');
+    expect(target.received).toHaveLength(0);
+
+    dnsAnswers['later.test'] = ['127.0.0.1'];
+    const retried = await call(ctx.app, 'POST', `/api/v1/webhook_endpoints/${created.uuid}/deliveries/${failed.uuid}/retry`, { key });
+    expect(retried.status).toBe(200);
+    await settled(key, created.uuid, 'succeeded');
+    expect(target.received).toHaveLength(1);
+    await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${created.uuid}`, { key });
+  });
+
   it('does not attempt a delivery of a disabled endpoint retried by hand', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const target = await receiver((_request, response) => {

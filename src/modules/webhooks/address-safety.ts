@@ -77,28 +77,59 @@ export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
+/** A host that is an address literal: refused with its kind (the client's own input), else its address. */
+function checkedLiteral(host: string, policy: AddressPolicy): { address: string; family: 4 | 6 } | undefined {
+  if (!isIP(host)) return undefined;
+  const refusal = refusalOf(host, policy.allowPrivateNetworks);
+  if (refusal) throw new UnsafeAddressError(`${host} is ${refusal}, which webhooks may not be sent to`);
+  return { address: host, family: isIP(host) === 6 ? 6 : 4 };
+}
+
+/**
+ * The one message for a name that resolves to a refused address and, at delivery, for one that does not
+ * resolve: it never says what a name resolves to, so an error cannot map the server's internal network.
+ */
+function refusedName(host: string): UnsafeAddressError {
+  return new UnsafeAddressError(`host ${host} does not resolve to public addresses only`);
+}
+
 /**
  * Resolves the url's host and checks every address it resolves to; returns the one to connect to, so the
  * connection goes to the address that was checked (a second resolution could answer differently: DNS
- * rebinding). Throws UnsafeAddressError when the host does not resolve or any address is refused. The
- * message never says what a name resolves to, nor tells a name that does not resolve from one that
- * resolves to a refused address: an error must not map the server's internal network for its caller.
+ * rebinding). Throws UnsafeAddressError when the host does not resolve or any address is refused. What runs
+ * before every delivery attempt.
  */
 export async function resolveSafeAddress(url: URL, policy: AddressPolicy): Promise<{ address: string; family: 4 | 6 }> {
   const host = hostOf(url);
-  if (isIP(host)) {
-    const refusal = refusalOf(host, policy.allowPrivateNetworks);
-    if (refusal) throw new UnsafeAddressError(`${host} is ${refusal}, which webhooks may not be sent to`);
-    return { address: host, family: isIP(host) === 6 ? 6 : 4 };
-  }
-  const unreachable = () => new UnsafeAddressError(`host ${host} does not resolve to public addresses only`);
+  const literal = checkedLiteral(host, policy);
+  if (literal) return literal;
   let addresses: Array<{ address: string; family: number }>;
   try {
     addresses = await policy.resolveHost(host);
   } catch {
-    throw unreachable();
+    throw refusedName(host);
   }
-  if (addresses.length === 0 || addresses.some(({ address }) => refusalOf(address, policy.allowPrivateNetworks))) throw unreachable();
+  if (addresses.length === 0 || addresses.some(({ address }) => refusalOf(address, policy.allowPrivateNetworks))) throw refusedName(host);
   const chosen = addresses[0];
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
+}
+
+/** How long a create or update waits for its url's host to resolve before taking it as not resolving (now). */
+export const URL_CHECK_LOOKUP_MS = 3_000;
+
+/**
+ * The check of a url on create and update (DECISIONS §9.2): refused when its host is, or resolves to, a refused
+ * address. A name that does not resolve (yet, or from this server's network), or not within
+ * URL_CHECK_LOOKUP_MS, is none of those and is accepted: every delivery attempt resolves it again and fails
+ * while it does not resolve, or resolves to a refused address.
+ */
+export async function assertAllowedHost(url: URL, policy: AddressPolicy): Promise<void> {
+  const host = hostOf(url);
+  if (checkedLiteral(host, policy)) return;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), URL_CHECK_LOOKUP_MS);
+  });
+  const addresses = await Promise.race([policy.resolveHost(host).catch(() => null), gaveUp]).finally(() => clearTimeout(timer));
+  if (addresses?.some(({ address }) => refusalOf(address, policy.allowPrivateNetworks))) throw refusedName(host);
 }

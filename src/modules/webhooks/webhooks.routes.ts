@@ -34,8 +34,9 @@ Verify with any Standard Webhooks library, e.g. npm \`standardwebhooks\`:
 \`new Webhook(secret).verify(rawBody, headers)\`. A 2xx answer within WEBHOOK_TIMEOUT_MS (default 10 s) succeeds;
 anything else (another status, a redirect, which is not followed, a timeout, a refused connection) is retried after
 WEBHOOK_RETRY_DELAYS (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery is \`failed\`.
-Delivery is at least once; order is not promised. The url's host must resolve to public addresses only,
-checked at create, update and every attempt.
+Delivery is at least once; order is not promised. A url whose host is or resolves to a loopback, private, shared,
+link-local, multicast or unspecified address is 400 on create and update; every attempt resolves the host again and
+fails unless it resolves to public addresses only (a name that does not resolve yet is accepted on create).
 `.trim();
 
 export const webhookRoutes: FastifyPluginAsync = async (parent) => {

@@ -9,7 +9,7 @@ import { assertIfMatch } from '../../shared/etag.js';
 import type { Page } from '../../shared/list-query.js';
 import { softDelete } from '../../shared/tenant-table.js';
 import { MAX_LIVE_ENDPOINTS, webhookEndpoints } from '../../db/schema/index.js';
-import { resolveSafeAddress, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
+import { assertAllowedHost, UnsafeAddressError, type AddressPolicy } from './address-safety.js';
 import { wakeDeliveryWorkers } from './delivery-worker.js';
 import { newWebhookSecret } from './signature.js';
 import { toDeliveryResponse, toEndpointResponse } from './webhooks.mapper.js';
@@ -26,10 +26,10 @@ import {
 
 /** The endpoint service for one address policy (WEBHOOK_ALLOW_PRIVATE_NETWORKS and the resolver). */
 export function createWebhookEndpointsService(policy: AddressPolicy) {
-  /** A url must resolve, and only to addresses deliveries may go to (checked again at every attempt). */
+  /** A url's host may not be or resolve to a refused address (checked again at every attempt). */
   async function assertSafeUrl(url: string): Promise<void> {
     try {
-      await resolveSafeAddress(new URL(url), policy);
+      await assertAllowedHost(new URL(url), policy);
     } catch (error) {
       if (error instanceof UnsafeAddressError) throw invalidField('url', error.message);
       throw error;
