@@ -94,7 +94,7 @@ const ConfigSchema = z.object({
   EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(30),
   /** Render processes for PDFs, large share pages and large feeds: the cores but one (the event loop's), at most 4. */
   PDF_RENDER_THREADS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
-  /** Renders waiting for a thread at most; past it (or past a company's quarter) a render is 503 with Retry-After. */
+  /** Renders waiting for a process at most, and a company's line beyond its quarter at most; past either a render is 503 with Retry-After. */
   PDF_RENDER_QUEUE: z.coerce.number().int().min(1).max(10_000).default(16),
   /** Bytes of rendered PDFs kept in memory, keyed by the hash of what they show; 0 keeps none. */
   PDF_CACHE_BYTES: z.coerce.number().int().min(0).default(16 * 1024 * 1024),

@@ -126,7 +126,9 @@ function tableRows(document: CustomerDocument): number {
  * (document-worker.ts), and its memory is given back whole when it exits after a minute idle. The
  * queue is bounded: when it is full a render is refused at once (503 with Retry-After) instead of
  * waiting without end, and one company may hold at most a quarter of it, so a company rendering many
- * documents fills its own share and the others' renders still queue. A PDF is cached under the hash of
+ * documents fills its own share and the others' renders still queue. A company's renders beyond its share
+ * wait in a line of the company's own (at most PDF_RENDER_QUEUE long; 503 beyond), each entering the pool
+ * as one of the company's renders ends: a client fetching many PDFs at once is served in turn, not refused. A PDF is cached under the hash of
  * its whole view model (the record and everything else the PDF shows), so a cached copy is never stale,
  * and concurrent requests for the same content share one render.
  */
@@ -136,8 +138,10 @@ export class DocumentRenderer {
   private readonly inPool = new Set<Promise<unknown>>();
   private readonly cache: PdfCache;
   private readonly rendering = new Map<string, Promise<Buffer>>();
-  /** Renders waiting or running, per company. */
+  /** Renders handed to the pool (waiting there or running), per company. */
   private readonly pendingByCompany = new Map<string, number>();
+  /** Renders of a company beyond its share, in arrival order: each is let in by release(). */
+  private readonly linesByCompany = new Map<string, Array<() => void>>();
   private readonly perCompany: number;
   private closing = false;
   /** Processes that ended with renders queued and no task succeeding since; restart() gives up at two. */
@@ -201,9 +205,7 @@ export class DocumentRenderer {
 
   /** Runs a task in the pool within the company's share and the queue's bound. */
   private async run<T>(companyId: string, task: () => Promise<T>): Promise<T> {
-    const pending = this.pendingByCompany.get(companyId) ?? 0;
-    if (pending >= this.perCompany || this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
-    this.pendingByCompany.set(companyId, pending + 1);
+    await this.admit(companyId);
     try {
       return await task();
     } catch (error) {
@@ -213,10 +215,40 @@ export class DocumentRenderer {
       }
       throw error;
     } finally {
-      const left = (this.pendingByCompany.get(companyId) ?? 1) - 1;
-      if (left > 0) this.pendingByCompany.set(companyId, left);
-      else this.pendingByCompany.delete(companyId);
+      this.release(companyId);
     }
+  }
+
+  /**
+   * Takes one of the company's places in the pool: at once while it holds fewer than its share, else after
+   * the company's earlier renders in its line. 503 when the pool's queue or the company's line is full.
+   */
+  private async admit(companyId: string): Promise<void> {
+    const pending = this.pendingByCompany.get(companyId) ?? 0;
+    if (pending < this.perCompany) {
+      if (this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
+      this.pendingByCompany.set(companyId, pending + 1);
+      return;
+    }
+    const line = this.linesByCompany.get(companyId) ?? [];
+    if (line.length >= this.options.queue) throw new RendererUnavailableError();
+    this.linesByCompany.set(companyId, line);
+    // release() hands over the place of the render that ended, so the company's count stays as it was.
+    await new Promise<void>((enter) => line.push(enter));
+  }
+
+  /** Gives a finished render's place to the next of its company's line, or frees it. */
+  private release(companyId: string): void {
+    const line = this.linesByCompany.get(companyId);
+    const next = line?.shift();
+    if (line?.length === 0) this.linesByCompany.delete(companyId);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (this.pendingByCompany.get(companyId) ?? 1) - 1;
+    if (left > 0) this.pendingByCompany.set(companyId, left);
+    else this.pendingByCompany.delete(companyId);
   }
 
   /**
