@@ -180,9 +180,14 @@ describe('GET /api/v1/invoices/{uuid}/pdf', () => {
     expect(text).toContain('100 Congress Ave');
     expect(text).toContain(current.invoice_number);
     expect(text).toContain('Morgan Quinn');
+    // Each line: quantity, unit price, tax rate, its tax and its total, as the record has them.
     for (const line of current.line_items) {
-      expect(text).toMatch(new RegExp(`${line.description.replace(/[()]/g, '\\$&')}\\s+.*${money(line.line_total)}`));
+      const cells = [line.quantity, money(line.unit_price), line.tax_rate, money(line.tax_amount), money(line.line_total)].map((cell) => String(cell).replace('.', '\\.'));
+      expect(text).toMatch(new RegExp(`${line.description.replace(/[()]/g, '\\$&')}\\s+${cells.join('\\s+')}`));
     }
+    expect(current.line_items.map((line: { tax_amount: number }) => line.tax_amount)).toEqual([74.25, 0, 8.25]);
+    expect(text).toMatch(new RegExp(`Issue date\\s+${current.issue_date}`));
+    expect(text).toMatch(new RegExp(`Due date\\s+${current.due_date}`));
     // 899.99 + 237.50 + 99.99 = 1,237.48; tax 74.25 + 8.25 = 82.50; total 1,294.48; balance 994.48
     expect(current.subtotal).toBe(1237.48);
     expect(current.balance_amount).toBe(994.48);
@@ -204,7 +209,7 @@ describe('GET /api/v1/invoices/{uuid}/pdf', () => {
     const invoice = await makeInvoice(app, setup, { line_items: lines });
     const pages = await pdfPages(await pdfOf(setup.company.key, `/invoices/${invoice.uuid}/pdf`));
     expect(pages.length).toBeGreaterThanOrEqual(2);
-    for (const page of pages.slice(0, -1)) expect(page).toMatch(/Description\s+Qty\s+Unit price\s+Tax %\s+Amount/);
+    for (const page of pages.slice(0, -1)) expect(page).toMatch(/Description\s+Qty\s+Unit price\s+Tax %\s+Tax\s+Amount/);
     const all = pages.join('\n');
     for (let index = 1; index <= 60; index++) expect(all).toMatch(new RegExp(`Fitting number ${index}\\s`));
     expect(pages[0]).toContain(`page 1 of ${pages.length}`);
@@ -269,7 +274,9 @@ describe('GET /api/v1/estimates/{uuid}/pdf', () => {
     expect(text).toMatch(/Tax\s+100\.10/);
     expect(text).toMatch(/Total\s+3,225\.09/);
     expect(text).toContain('Gas shut-off needed.');
-    expect(text).toContain('Jan 31, 2099');
+    // The dates exactly as the record has them.
+    expect(text).toMatch(new RegExp(`Date\\s+${estimate.created_at.slice(0, 10)}`));
+    expect(text).toMatch(/Valid until\s+2099-01-31/);
   });
 });
 
@@ -325,7 +332,11 @@ describe('share links', () => {
     expect(page.body).toContain(`Invoice ${invoice.invoice_number}`);
     expect(page.body).toContain('Morgan Quinn');
     expect(page.body).toContain('Drain cleaning');
+    // The line's unit price, tax and total, then the invoice's total; the dates as the record has them.
+    expect(page.body).toMatch(/Drain cleaning<\/td><td class="num">1<\/td><td class="num">\$1,000\.00<\/td><td class="num">\$82\.50<\/td><td class="num">\$1,000\.00<\/td>/);
     expect(page.body).toContain('$1,082.50');
+    expect(page.body).toContain(invoice.issue_date);
+    expect(page.body).toContain(invoice.due_date);
     expect(page.body).toContain(`href="${link.url}/pdf"`);
     expect(page.body).not.toContain('<form');
     const pdf = await getRaw(app, `${pathOf(link.url)}/pdf`);

@@ -11,14 +11,14 @@ export function amountText(value: number | string): string {
 
 export const dollars = (value: number | string) => `$${amountText(value)}`;
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** A calendar date (YYYY-MM-DD) or a timestamp, as "Nov 22, 2026" (timestamps in UTC). */
+/**
+ * A calendar date (YYYY-MM-DD) or a timestamp, as its date exactly as the JSON record has it (2026-11-22;
+ * timestamps by their UTC date): one form for every reader, and the one a client finds in the record.
+ */
 export function dateText(value: string | null | undefined): string {
   if (!value) return '';
-  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
-  if (!match) return value;
-  return `${MONTHS[Number(match[2]) - 1]} ${Number(match[3])}, ${match[1]}`;
+  const match = /^\d{4}-\d{2}-\d{2}/.exec(value);
+  return match ? match[0] : value;
 }
 
 /** A quantity without trailing zeros (1, 2.5, 0.125). */

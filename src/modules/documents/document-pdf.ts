@@ -220,15 +220,16 @@ function invoicePdf(doc: Pdf, document: InvoiceDocument) {
   let y = header(doc, document, 'Invoice', facts);
 
   const columns: Column[] = [
-    { header: 'Description', width: 232, align: 'left' },
-    { header: 'Qty', width: 50, align: 'right' },
-    { header: 'Unit price', width: 80, align: 'right' },
-    { header: 'Tax %', width: 50, align: 'right' },
-    { header: 'Amount', width: 100, align: 'right' },
+    { header: 'Description', width: 207, align: 'left' },
+    { header: 'Qty', width: 45, align: 'right' },
+    { header: 'Unit price', width: 75, align: 'right' },
+    { header: 'Tax %', width: 45, align: 'right' },
+    { header: 'Tax', width: 60, align: 'right' },
+    { header: 'Amount', width: 80, align: 'right' },
   ];
   const rows: Row[] = invoice.line_items
     ? invoice.line_items.map((line) => ({
-        cells: [line.description ?? '', quantityText(line.quantity), amountText(line.unit_price), String(line.tax_rate), amountText(line.line_total)],
+        cells: [line.description ?? '', quantityText(line.quantity), amountText(line.unit_price), String(line.tax_rate), amountText(line.tax_amount), amountText(line.line_total)],
       }))
     : [
         {
@@ -236,6 +237,7 @@ function invoicePdf(doc: Pdf, document: InvoiceDocument) {
             document.jobTitle ? `Services: ${document.jobTitle}` : 'Services',
             '1',
             amountText(invoice.subtotal),
+            '',
             '',
             amountText(invoice.subtotal),
           ],

@@ -223,10 +223,14 @@ ${estimate.status === 'Pending' ? estimateForms(document, options) : ''}`;
 export function invoicePage(document: InvoiceDocument, options: PageOptions): string {
   const { invoice } = document;
   const number = invoice.invoice_number ?? '';
-  const rows = (invoice.line_items ?? [{ description: document.jobTitle ? `Services: ${document.jobTitle}` : 'Services', quantity: 1, line_total: invoice.subtotal }])
+  const lines = invoice.line_items ?? [
+    { description: document.jobTitle ? `Services: ${document.jobTitle}` : 'Services', quantity: 1, unit_price: invoice.subtotal, tax_amount: null, line_total: invoice.subtotal },
+  ];
+  const rows = lines
     .map(
       (line) =>
-        `<tr><td>${e(line.description ?? '')}</td><td class="num">${e(quantityText(line.quantity))}</td><td class="num">${e(dollars(line.line_total))}</td></tr>`,
+        `<tr><td>${e(line.description ?? '')}</td><td class="num">${e(quantityText(line.quantity))}</td><td class="num">${e(dollars(line.unit_price))}</td>` +
+        `<td class="num">${line.tax_amount === null ? '' : e(dollars(line.tax_amount))}</td><td class="num">${e(dollars(line.line_total))}</td></tr>`,
     )
     .join('');
   const body = `${companyCard(document.company, document.customer, `Invoice ${number}`, invoice.status, [
@@ -235,7 +239,7 @@ export function invoicePage(document: InvoiceDocument, options: PageOptions): st
   ])}
 <section class="card" aria-labelledby="items-title">
 <h2 id="items-title">Details</h2>
-<table><thead><tr><th scope="col">Description</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${rows}</tbody></table>
+<table><thead><tr><th scope="col">Description</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Unit price</th><th scope="col" class="num">Tax</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${rows}</tbody></table>
 ${totalsTable([
   ['Subtotal', dollars(invoice.subtotal)],
   ['Tax', dollars(invoice.tax_amount)],
