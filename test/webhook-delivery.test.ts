@@ -265,6 +265,17 @@ describe('webhook delivery', () => {
     await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${created.uuid}`, { key });
   });
 
+  it('reaches a receiver listening on 127.0.0.1 alone when its name resolves to ::1 first', async () => {
+    const { key, companyId } = await makeCompany(ctx.database);
+    const target = await receiver();
+    dnsAnswers['dual.test'] = ['::1', '127.0.0.1'];
+    const created = await endpoint(key, `http://dual.test:${target.port}/in`);
+    await recordEvent(ctx.database, companyId);
+    await settled(key, created.uuid, 'succeeded');
+    expect(target.received).toHaveLength(1);
+    await call(ctx.app, 'DELETE', `/api/v1/webhook_endpoints/${created.uuid}`, { key });
+  });
+
   it('accepts a name that does not resolve yet; its attempts fail until it does, then a retry delivers', async () => {
     const { key, companyId } = await makeCompany(ctx.database);
     const target = await receiver();

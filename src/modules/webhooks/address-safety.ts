@@ -110,7 +110,9 @@ export async function resolveSafeAddress(url: URL, policy: AddressPolicy): Promi
     throw refusedName(host);
   }
   if (addresses.length === 0 || addresses.some(({ address }) => refusalOf(address, policy.allowPrivateNetworks))) throw refusedName(host);
-  const chosen = addresses[0];
+  // IPv4 first, like a resolver's ipv4first order: a receiver listening on 127.0.0.1 alone, with localhost
+  // resolving to ::1 as well, is reached.
+  const chosen = addresses.find(({ family }) => family === 4) ?? addresses[0];
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
 }
 
