@@ -58,6 +58,11 @@ const ConfigSchema = z.object({
   MAIL_FROM: optionalString,
   MAX_PHOTO_BYTES: z.coerce.number().int().min(1).default(10 * 1024 * 1024),
   MAX_PHOTOS_PER_REQUEST: z.coerce.number().int().min(1).max(100).default(10),
+  /**
+   * Upload requests of one company read at once; the company's further uploads wait their turn unread (the
+   * socket's backpressure keeps their bytes in the kernel), which bounds the memory uploads hold.
+   */
+  UPLOADS_PER_COMPANY: z.coerce.number().int().min(1).max(1000).default(4),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).default(120_000),
   // On SIGTERM, how long /readyz answers 503 (and every answer closes its connection) while requests are still

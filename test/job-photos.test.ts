@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { v7 as uuidv7 } from 'uuid';
 import { removeOrphanFiles } from '../src/modules/job-photos/job-photos.service.js';
 import { LocalStorage } from '../src/storage/local-storage.js';
@@ -10,7 +10,7 @@ import { UrlSigner } from '../src/storage/url-signer.js';
 import { buildTestApp, call } from './helpers/app.js';
 import { waitForFeed } from './helpers/events.js';
 import { makeCompany, makeKey, makeUser } from './helpers/factories.js';
-import { GIF_BYTES, JPEG_BYTES, makeJob, pathOf, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
+import { GIF_BYTES, JPEG_BYTES, makeJob, multipartBody, pathOf, PNG_BYTES, uploadPhotos } from './helpers/jobs-factories.js';
 
 const uploadRoot = mkdtempSync(path.join(tmpdir(), 'photos-test-'));
 const storage = new LocalStorage(uploadRoot, new UrlSigner('test-secret'));
@@ -18,7 +18,7 @@ const ctx = await buildTestApp({ storage, env: { PUBLIC_BASE_URL: 'https://api.e
 const limitedRoot = mkdtempSync(path.join(tmpdir(), 'photos-limited-'));
 const limited = await buildTestApp({
   storage: new LocalStorage(limitedRoot, new UrlSigner('limited-secret')),
-  env: { MAX_PHOTO_BYTES: '200', MAX_PHOTOS_PER_REQUEST: '2' },
+  env: { MAX_PHOTO_BYTES: '200', MAX_PHOTOS_PER_REQUEST: '2', UPLOADS_PER_COMPANY: '1' },
 });
 
 const TEXT = Buffer.from('just some text, not an image at all\n');
@@ -465,3 +465,44 @@ describe('GET /files/* (signed links)', () => {
     expect(file.rawPayload.equals(PNG_BYTES)).toBe(true);
   });
 });
+
+describe('uploads of one company beyond UPLOADS_PER_COMPANY', () => {
+  it("wait unread for the company's upload in progress, while another company's upload goes on", async () => {
+    const a = await setup(limited.app, limited.database);
+    const b = await setup(limited.app, limited.database);
+    const inject = (key: string, jobUuid: string, contentType: string, payload: Buffer | PassThrough) =>
+      limited.app.inject({ method: 'POST', url: `/api/v1/jobs/${jobUuid}/photos`, headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload });
+    const settled = <T>(promise: Promise<T>) => {
+      const state = { done: false };
+      void promise.finally(() => (state.done = true));
+      return state;
+    };
+
+    // A's first upload sends half its body and holds the rest: it holds A's one place.
+    const first = await multipartBody([{ name: 'a.jpg', bytes: JPEG_BYTES }]);
+    const held = new PassThrough();
+    held.write(first.payload.subarray(0, 60));
+    const firstResponse = inject(a.key, a.job.uuid, first.contentType, held);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // its key checked and its reading begun
+    const second = await multipartBody([{ name: 'b.png', bytes: PNG_BYTES }]);
+    const secondResponse = inject(a.key, a.job.uuid, second.contentType, second.payload);
+    const secondState = settled(secondResponse);
+
+    // B's upload is answered at once; A's second waits for A's first.
+    const other = await multipartBody([{ name: 'c.gif', bytes: GIF_BYTES }]);
+    const otherResponse = await inject(b.key, b.job.uuid, other.contentType, other.payload);
+    expect(otherResponse.statusCode, otherResponse.body).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(secondState.done).toBe(false);
+
+    held.end(first.payload.subarray(60));
+    const [firstDone, secondDone] = await Promise.all([firstResponse, secondResponse]);
+    expect(firstDone.statusCode, firstDone.body).toBe(200);
+    expect(secondDone.statusCode, secondDone.body).toBe(200);
+    expect(firstDone.json().data.photos[0].mime_type).toBe('image/jpeg');
+    expect(secondDone.json().data.photos[0].mime_type).toBe('image/png');
+    const listed = await call(limited.app, 'GET', `/api/v1/jobs/${a.job.uuid}/photos`, { key: a.key });
+    expect(listed.body.data.photos).toHaveLength(2);
+  });
+});
+

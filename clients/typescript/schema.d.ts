@@ -449,7 +449,7 @@ export interface paths {
         put?: never;
         /**
          * Upload photos to a job
-         * @description multipart/form-data. Files in `photos` (one or more; `photo` and `file` are accepted too), `photo_type` (before | during | after, default during, applies to every file) and `taken_at` (ISO 8601 with Z or an offset). The type is decided from the bytes: JPEG, PNG, WebP, HEIC/HEIF or GIF; at most MAX_PHOTO_BYTES (default 10 MiB) per file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing.
+         * @description multipart/form-data. Files in `photos` (one or more; `photo` and `file` are accepted too), `photo_type` (before | during | after, default during, applies to every file) and `taken_at` (ISO 8601 with Z or an offset). The type is decided from the bytes: JPEG, PNG, WebP, HEIC/HEIF or GIF; at most MAX_PHOTO_BYTES (default 10 MiB) per file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing. A company's uploads beyond UPLOADS_PER_COMPANY (default 4) at once wait, unread, for its earlier ones to end.
          *
          *     Scope: `job_photos:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */
@@ -865,8 +865,9 @@ export interface paths {
          *     `new Webhook(secret).verify(rawBody, headers)`. A 2xx answer within WEBHOOK_TIMEOUT_MS (default 10 s) succeeds;
          *     anything else (another status, a redirect, which is not followed, a timeout, a refused connection) is retried after
          *     WEBHOOK_RETRY_DELAYS (default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery is `failed`.
-         *     Delivery is at least once; order is not promised. The url's host must resolve to public addresses only,
-         *     checked at create, update and every attempt.
+         *     Delivery is at least once; order is not promised. A url whose host is or resolves to a loopback, private, shared,
+         *     link-local, multicast or unspecified address is 400 on create and update; every attempt resolves the host again and
+         *     fails unless it resolves to public addresses only (a name that does not resolve yet is accepted on create).
          *
          *     Scope: `webhook_endpoints:write` (or `*`); a key without it gets 403 `insufficient_scope`.
          */

@@ -2,6 +2,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tinypool } from 'tinypool';
 import { AppError } from '../../errors.js';
+import { CompanyLines } from '../../shared/company-lines.js';
 import { etagOf } from '../../shared/etag.js';
 import { icalFeed, type CalendarInput } from './calendar-text.js';
 import type { CustomerDocument } from './document-view.js';
@@ -138,11 +139,8 @@ export class DocumentRenderer {
   private readonly inPool = new Set<Promise<unknown>>();
   private readonly cache: PdfCache;
   private readonly rendering = new Map<string, Promise<Buffer>>();
-  /** Renders handed to the pool (waiting there or running), per company. */
-  private readonly pendingByCompany = new Map<string, number>();
-  /** Renders of a company beyond its share, in arrival order: each is let in by release(). */
-  private readonly linesByCompany = new Map<string, Array<() => void>>();
-  private readonly perCompany: number;
+  /** Renders handed to the pool (waiting there or running) per company, at most a quarter of processes and queue. */
+  private readonly companies: CompanyLines;
   private closing = false;
   /** Processes that ended with renders queued and no task succeeding since; restart() gives up at two. */
   private startsFailedInARow = 0;
@@ -168,7 +166,7 @@ export class DocumentRenderer {
       this.restart();
     });
     this.cache = new PdfCache(options.cacheBytes);
-    this.perCompany = Math.max(1, Math.floor((options.threads + options.queue) / 4));
+    this.companies = new CompanyLines(Math.max(1, Math.floor((options.threads + options.queue) / 4)), options.queue);
   }
 
   /** The PDF of a document of `companyId`, from the cache when its content is unchanged. */
@@ -215,7 +213,7 @@ export class DocumentRenderer {
       }
       throw error;
     } finally {
-      this.release(companyId);
+      this.companies.leave(companyId);
     }
   }
 
@@ -224,31 +222,8 @@ export class DocumentRenderer {
    * the company's earlier renders in its line. 503 when the pool's queue or the company's line is full.
    */
   private async admit(companyId: string): Promise<void> {
-    const pending = this.pendingByCompany.get(companyId) ?? 0;
-    if (pending < this.perCompany) {
-      if (this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
-      this.pendingByCompany.set(companyId, pending + 1);
-      return;
-    }
-    const line = this.linesByCompany.get(companyId) ?? [];
-    if (line.length >= this.options.queue) throw new RendererUnavailableError();
-    this.linesByCompany.set(companyId, line);
-    // release() hands over the place of the render that ended, so the company's count stays as it was.
-    await new Promise<void>((enter) => line.push(enter));
-  }
-
-  /** Gives a finished render's place to the next of its company's line, or frees it. */
-  private release(companyId: string): void {
-    const line = this.linesByCompany.get(companyId);
-    const next = line?.shift();
-    if (line?.length === 0) this.linesByCompany.delete(companyId);
-    if (next) {
-      next();
-      return;
-    }
-    const left = (this.pendingByCompany.get(companyId) ?? 1) - 1;
-    if (left > 0) this.pendingByCompany.set(companyId, left);
-    else this.pendingByCompany.delete(companyId);
+    if (this.companies.hasRoom(companyId) && this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
+    if (!(await this.companies.enter(companyId))) throw new RendererUnavailableError();
   }
 
   /**

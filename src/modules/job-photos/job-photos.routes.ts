@@ -1,9 +1,10 @@
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { validatorCompiler } from '../../plugins/errors.js';
 import { AppError } from '../../errors.js';
-import { actorOf } from '../../auth/principal.js';
+import { actorOf, type Actor } from '../../auth/principal.js';
+import { CompanyLines } from '../../shared/company-lines.js';
 import { SECURITY } from '../../shared/openapi.js';
 import { errorResponses, listSchema, MessageSchema, ok, okSchema } from '../../shared/envelope.js';
 import { GetQuery } from '../../shared/list-query.js';
@@ -29,7 +30,8 @@ const UPLOAD_DESCRIPTION =
   'multipart/form-data. Files in `photos` (one or more; `photo` and `file` are accepted too), `photo_type` ' +
   '(before | during | after, default during, applies to every file) and `taken_at` (ISO 8601 with Z or an offset). ' +
   'The type is decided from the bytes: JPEG, PNG, WebP, HEIC/HEIF or GIF; at most MAX_PHOTO_BYTES (default 10 MiB) per ' +
-  'file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing.';
+  'file and MAX_PHOTOS_PER_REQUEST (default 10) files. Any invalid file fails the whole request and stores nothing. ' +
+  "A company's uploads beyond UPLOADS_PER_COMPANY (default 4) at once wait, unread, for its earlier ones to end.";
 
 /** zod for params; the upload body is the multipart stream, read part by part, so its schema documents the form only. */
 const zodExceptBody: FastifySchemaCompiler<unknown> = (route) =>
@@ -62,6 +64,9 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
   app.addHook('preClose', async () => {
     shutdown.abort(new AppError('service_unavailable', 'The server is shutting down; send the upload again.'));
   });
+
+  // A company's uploads beyond UPLOADS_PER_COMPANY wait before their bodies are read (DECISIONS §11).
+  const uploads = new CompanyLines(env.UPLOADS_PER_COMPANY);
 
   const db = () => app.deps.database.db;
   const links = (request: FastifyRequest): service.PhotoLinks => ({ storage: app.deps.storage, link: linkOptions(request) });
@@ -120,6 +125,33 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     },
   );
 
+  /** One upload request, its parts read and stored as they arrive. */
+  async function upload(request: FastifyRequest, reply: FastifyReply, actor: Actor, jobUuid: string) {
+    const photos = await service.uploadPhotos(
+      db(),
+      app.deps.storage,
+      actor,
+      jobUuid,
+      uploadParts(request),
+      {
+        maxPhotoBytes: env.MAX_PHOTO_BYTES,
+        uploadTimeoutMs: env.UPLOAD_TIMEOUT_MS,
+        links: links(request),
+        // A retry is recognised by the bytes just read: its first answer is sent instead. Otherwise the key,
+        // known only now, is completed in the transaction of the photos' records.
+        beforeCommit: async (discardStaged) => {
+          if (await request.settleStreamedIdempotency(reply, discardStaged)) return true;
+          if (request.keyedWrite) actor.idempotency = request.keyedWrite;
+          return false;
+        },
+        // The client may still be sending: the answer closes the connection instead of reading the rest.
+        onCut: () => reply.header('connection', 'close'),
+        signal: shutdown.signal,
+      },
+    );
+    return photos === null ? reply : ok({ photos });
+  }
+
   app.post(
     '/jobs/:job_uuid/photos',
     {
@@ -140,29 +172,12 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
       const actor = actorOf(request);
-      const photos = await service.uploadPhotos(
-        db(),
-        app.deps.storage,
-        actor,
-        request.params.job_uuid,
-        uploadParts(request),
-        {
-          maxPhotoBytes: env.MAX_PHOTO_BYTES,
-          uploadTimeoutMs: env.UPLOAD_TIMEOUT_MS,
-          links: links(request),
-          // A retry is recognised by the bytes just read: its first answer is sent instead. Otherwise the key,
-          // known only now, is completed in the transaction of the photos' records.
-          beforeCommit: async (discardStaged) => {
-            if (await request.settleStreamedIdempotency(reply, discardStaged)) return true;
-            if (request.keyedWrite) actor.idempotency = request.keyedWrite;
-            return false;
-          },
-          // The client may still be sending: the answer closes the connection instead of reading the rest.
-          onCut: () => reply.header('connection', 'close'),
-          signal: shutdown.signal,
-        },
-      );
-      return photos === null ? reply : ok({ photos });
+      await uploads.enter(actor.companyId);
+      try {
+        return await upload(request, reply, actor, request.params.job_uuid);
+      } finally {
+        uploads.leave(actor.companyId);
+      }
     },
   );
 

@@ -1,0 +1,58 @@
+/**
+ * At most `share` tasks of one company run at once; the company's further tasks wait in a line of its own, in
+ * arrival order, and each enters as one of the company's running tasks leaves (DECISIONS §11: a company that
+ * asks for much waits for its own work, never for another company's). Used where a task holds a costly
+ * resource: a render process's queue, an upload's buffers.
+ */
+export class CompanyLines {
+  private readonly running = new Map<string, number>();
+  private readonly lines = new Map<string, Array<() => void>>();
+
+  /** `lineLength`: how many tasks of one company may wait at most (enter answers false beyond it). */
+  constructor(
+    private readonly share: number,
+    private readonly lineLength = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Whether the company's next task would run at once. */
+  hasRoom(companyId: string): boolean {
+    return (this.running.get(companyId) ?? 0) < this.share;
+  }
+
+  /**
+   * Takes one of the company's places: at once while it runs fewer than its share, else after the company's
+   * earlier tasks. False, with nothing taken, when the company's line is full. Every true is paired with leave().
+   */
+  async enter(companyId: string): Promise<boolean> {
+    const running = this.running.get(companyId) ?? 0;
+    if (running < this.share) {
+      this.running.set(companyId, running + 1);
+      return true;
+    }
+    const line = this.lines.get(companyId) ?? [];
+    if (line.length >= this.lineLength) return false;
+    this.lines.set(companyId, line);
+    // leave() hands over the place of the task that ended, so the company's count stays as it was.
+    await new Promise<void>((enter) => line.push(enter));
+    return true;
+  }
+
+  /** Gives a finished task's place to the next of its company's line, or frees it. */
+  leave(companyId: string): void {
+    const line = this.lines.get(companyId);
+    const next = line?.shift();
+    if (line?.length === 0) this.lines.delete(companyId);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (this.running.get(companyId) ?? 1) - 1;
+    if (left > 0) this.running.set(companyId, left);
+    else this.running.delete(companyId);
+  }
+
+  /** Tasks of the company waiting in its line. */
+  waiting(companyId: string): number {
+    return this.lines.get(companyId)?.length ?? 0;
+  }
+}
