@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
+import { findProgram } from '../scripts/local-cluster.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { companies } from '../src/db/schema/index.js';
@@ -184,7 +184,7 @@ describe('PDFs render off the event loop', () => {
     expect(response.statusCode).toBe(200);
     expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
 
-    const hasChrt = spawnSync('chrt', ['--version']).status === 0;
+    const hasChrt = findProgram('chrt') !== null;
     /** The fields of /proc/<pid>[/task/<tid>]/stat after the command name. */
     const statFields = (path: string) => {
       const stat = readFileSync(path, 'utf8');

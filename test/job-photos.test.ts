@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -503,6 +504,52 @@ describe('uploads of one company beyond UPLOADS_PER_COMPANY', () => {
     expect(secondDone.json().data.photos[0].mime_type).toBe('image/png');
     const listed = await call(limited.app, 'GET', `/api/v1/jobs/${a.job.uuid}/photos`, { key: a.key });
     expect(listed.body.data.photos).toHaveLength(2);
+  });
+
+  it("one that is cut while it waits gives up its turn: the company's next upload is read at once", { timeout: 30_000 }, async () => {
+    const gated = await buildTestApp({ storage: new LocalStorage(limitedRoot, new UrlSigner('gated-secret')), env: { UPLOADS_PER_COMPANY: '1' } });
+    const base = await gated.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const a = await setup(gated.app, gated.database);
+      const body = await multipartBody([{ name: 'a.jpg', bytes: JPEG_BYTES }]);
+      /** An upload over a real connection that sends `sent` bytes of its body, then waits for end() or cut(). */
+      const open = (sent: number) => {
+        const request = httpRequest(`${base}/api/v1/jobs/${a.job.uuid}/photos`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${a.key}`, 'content-type': body.contentType, 'content-length': body.payload.length },
+        });
+        const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+          request.on('response', (response) => {
+            let text = '';
+            response.on('data', (chunk) => (text += chunk));
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+          });
+          request.on('error', reject);
+        });
+        request.write(body.payload.subarray(0, sent));
+        return { answered, end: () => request.end(body.payload.subarray(sent)), cut: () => request.destroy() };
+      };
+      const holder = open(60);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // in the handler, holding the company's place
+      const cut = open(60);
+      cut.answered.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // waiting in the line
+      cut.cut();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      holder.end();
+      expect((await holder.answered).status).toBe(200);
+
+      const next = open(body.payload.length);
+      next.end();
+      const started = Date.now();
+      const answer = await next.answered;
+      expect(answer.status, answer.text).toBe(200);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const listed = await call(gated.app, 'GET', `/api/v1/jobs/${a.job.uuid}/photos`, { key: a.key });
+      expect(listed.body.data.photos).toHaveLength(2);
+    } finally {
+      await gated.close();
+    }
   });
 });
 

@@ -21,20 +21,34 @@ export class CompanyLines {
 
   /**
    * Takes one of the company's places: at once while it runs fewer than its share, else after the company's
-   * earlier tasks. False, with nothing taken, when the company's line is full. Every true is paired with leave().
+   * earlier tasks. False, with nothing taken, when the company's line is full, or when `cancel` aborts while
+   * the task waits (its client went away: it leaves the line). Every true is paired with leave().
    */
-  async enter(companyId: string): Promise<boolean> {
+  async enter(companyId: string, cancel?: AbortSignal): Promise<boolean> {
     const running = this.running.get(companyId) ?? 0;
     if (running < this.share) {
       this.running.set(companyId, running + 1);
       return true;
     }
     const line = this.lines.get(companyId) ?? [];
-    if (line.length >= this.lineLength) return false;
+    if (line.length >= this.lineLength || cancel?.aborted) return false;
     this.lines.set(companyId, line);
     // leave() hands over the place of the task that ended, so the company's count stays as it was.
-    await new Promise<void>((enter) => line.push(enter));
-    return true;
+    return new Promise<boolean>((resolve) => {
+      const onCancel = () => {
+        const at = line.indexOf(enter);
+        if (at < 0) return;
+        line.splice(at, 1);
+        if (line.length === 0 && this.lines.get(companyId) === line) this.lines.delete(companyId);
+        resolve(false);
+      };
+      const enter = () => {
+        cancel?.removeEventListener('abort', onCancel);
+        resolve(true);
+      };
+      line.push(enter);
+      cancel?.addEventListener('abort', onCancel, { once: true });
+    });
   }
 
   /** Gives a finished task's place to the next of its company's line, or frees it. */

@@ -172,7 +172,13 @@ export const jobPhotoRoutes: FastifyPluginAsync = async (parent) => {
     async (request, reply) => {
       if (!request.isMultipart()) throw new AppError('validation_error', 'Send the photos as multipart/form-data.');
       const actor = actorOf(request);
-      await uploads.enter(actor.companyId);
+      // A client that goes away while its upload waits gives up its turn (the answer cannot reach it).
+      const gone = new AbortController();
+      const onClose = () => gone.abort();
+      request.raw.once('close', onClose);
+      const entered = await uploads.enter(actor.companyId, gone.signal);
+      request.raw.off('close', onClose);
+      if (!entered) throw new AppError('validation_error', 'The request body was not received in full.');
       try {
         return await upload(request, reply, actor, request.params.job_uuid);
       } finally {
