@@ -150,7 +150,7 @@ describe('work that is one transaction: the key completes in it', () => {
     return { company, first: first!, second: second!, retry };
   }
 
-  it('a delivery retry: replayed, 400 for another delivery under the key, once when concurrent', async () => {
+  it('a delivery retry: replayed, 409 for another delivery under the key, once when concurrent', async () => {
     const { company, first, second, retry } = await deliverySetup();
     const answer = await retry(first, 'retry-1');
     expect(answer.status).toBe(200);
@@ -158,7 +158,8 @@ describe('work that is one transaction: the key completes in it', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(answer.body);
     const other = await retry(second, 'retry-1');
-    expect(other.status).toBe(400);
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('conflict');
     expect(other.body.error.details[0].field).toBe('Idempotency-Key');
 
     expectOneAnswer(await Promise.all(Array.from({ length: 6 }, () => retry(second, 'retry-2'))));
@@ -175,7 +176,7 @@ describe('work that is one transaction: the key completes in it', () => {
     const again = await link(company.userId, 'link-1');
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body.data.url).toBe(first.body.data.url);
-    expect((await link('019a0000-0000-7000-8000-000000000000', 'link-1')).status).toBe(400);
+    expect((await link('019a0000-0000-7000-8000-000000000000', 'link-1')).status).toBe(409);
 
     expectOneAnswer(await Promise.all(Array.from({ length: 6 }, () => link(company.userId, 'link-2'))));
     const stored = await ctx.database.db.select().from(calendarLinks).where(eq(calendarLinks.companyId, company.companyId));
@@ -218,7 +219,7 @@ describe('work that is one transaction: the key completes in it', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(responses[0]!.body);
       const other = await upload(company.key, job.uuid, 'photos-1', Buffer.concat([PNG_BYTES, Buffer.from([0])]));
-      expect(other.status).toBe(400);
+      expect(other.status).toBe(409);
       await waitFor(() => companyFiles(company.companyId).length === 1 || undefined, 5_000, 'the refused upload’s files removed');
       await expectNoKeyInProgress(company.companyId);
     });
@@ -283,7 +284,7 @@ describe('a document send: the key is held by a transaction that spans the email
 
   const mailsTo = (address: string) => sink.messages.filter((message) => message.to && JSON.stringify(message.to).includes(address)).length;
 
-  it('is replayed without a second email, 400 with another body, and sent once when concurrent', async () => {
+  it('is replayed without a second email, 409 with another body, and sent once when concurrent', async () => {
     const { company, send, status } = await draftInvoice();
     const to = `replay-${company.companyId}@example.com`;
     const first = await send('send-1', { to });
@@ -291,7 +292,7 @@ describe('a document send: the key is held by a transaction that spans the email
     const again = await send('send-1', { to });
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect((await send('send-1', { to: `other-${to}` })).status).toBe(400);
+    expect((await send('send-1', { to: `other-${to}` })).status).toBe(409);
     expect(mailsTo(to)).toBe(1);
     expect(await status()).toBe('Pending');
 
@@ -410,7 +411,7 @@ describe('a request waiting on a held key past the statement timeout', () => {
 });
 
 describe('work that writes nothing: the answer is kept once made', () => {
-  it('a preview and a share link: replayed, 400 for another request, one kept answer when concurrent', async () => {
+  it('a preview and a share link: replayed, 409 for another request, one kept answer when concurrent', async () => {
     const setup = await makeBillingSetup(ctx.app, ctx.database);
     const { key, companyId } = setup.company;
     const preview = (idempotencyKey: string, price: number) =>
@@ -420,7 +421,7 @@ describe('work that writes nothing: the answer is kept once made', () => {
     const again = await preview('preview-1', 10);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect((await preview('preview-1', 11)).status).toBe(400);
+    expect((await preview('preview-1', 11)).status).toBe(409);
     expectOneAnswer(await Promise.all(Array.from({ length: 5 }, () => preview('preview-2', 12))));
 
     const invoice = await makeInvoiceOf(ctx.app, setup, 30);

@@ -39,19 +39,19 @@ describe('Idempotency-Key on POST', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.json()).toEqual(first.json());
     const other = await send('{"first_name":"Ada","last_name":"Byron"}');
-    expect(other.statusCode).toBe(400);
+    expect(other.statusCode).toBe(409);
     expect(await customerTotal(company.key)).toBe(1);
   });
 
-  it('refuses the same key with a different body (400)', async () => {
+  it('refuses the same key with a different body (409 conflict, naming the header)', async () => {
     const company = await makeCompany(ctx.database);
     const headers = { 'idempotency-key': 'retry-2' };
     const first = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer(), headers });
     expect(first.status).toBe(200);
     const other = await call(ctx.app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer(), headers });
-    expect(other.status).toBe(400);
-    expect(other.body.error.code).toBe('validation_error');
-    expect(other.body.error.details[0].field).toBe('Idempotency-Key');
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('conflict');
+    expect(other.body.error.details).toEqual([{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }]);
     expect(await customerTotal(company.key)).toBe(1);
   });
 

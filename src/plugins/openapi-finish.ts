@@ -170,7 +170,8 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   '409': {
     name: 'Conflict',
     description:
-      'A request with the same Idempotency-Key is still in progress (`conflict`); retry later. Or the write would ' +
+      'The Idempotency-Key was used with a different request, or a request with it is still in progress (`conflict`; ' +
+      'use a new key, or retry later). Or the write would ' +
       'book a user twice at one moment (`schedule_conflict`, DECISIONS §13): `details` names each clashing field, ' +
       '`conflicts` the visits and time-off entries it clashes with; nothing was changed.',
     headers: COUNTED,
@@ -259,7 +260,7 @@ const IDEMPOTENCY_KEY = {
   required: false,
   description:
     'Makes the POST safe to retry: the same key with the same request within 24 h returns the first response ' +
-    '(with Idempotent-Replayed: true) without doing the work again; the same key with another request is 400; ' +
+    '(with Idempotent-Replayed: true) without doing the work again; the same key with another request is 409 `conflict`; ' +
     'a retry while the first is still running waits for it, or gets 409.',
   // Visible ASCII only (0x21-0x7e), as the server checks it.
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$', example: 'order-4711-payment-1' },

@@ -20,10 +20,10 @@ export interface Replay {
 }
 export type IdempotencyOutcome = { kind: 'execute' } | Replay;
 
-/** The same key with another request: 400 naming the header. */
+/** The same key with another request: 409 naming the header (DECISIONS §1: `conflict`, idempotency only). */
 function reusedKey(): AppError {
   return new AppError(
-    'validation_error',
+    'conflict',
     'This Idempotency-Key was already used with a different request; use a new key.',
     [{ field: 'Idempotency-Key', code: 'invalid', message: 'was used with a different request' }],
   );
