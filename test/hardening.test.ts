@@ -324,6 +324,10 @@ describe('absolute links and the files they serve', () => {
     const good = await list({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'crm.example.com' });
     expect(good.statusCode).toBe(200);
     expect(good.json().data.photos[0].photo_url).toMatch(/^https:\/\/crm\.example\.com\/files\//);
+    // A container's service name (underscores, a port), as a compose network gives it without a proxy.
+    const service = await list({ 'x-forwarded-proto': 'http', 'x-forwarded-host': 'crm_api:3000' });
+    expect(service.statusCode, service.body).toBe(200);
+    expect(service.json().data.photos[0].photo_url).toMatch(/^http:\/\/crm_api:3000\/files\//);
     for (const headers of [
       { 'x-forwarded-proto': 'javascript', 'x-forwarded-host': 'crm.example.com' },
       { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example/"><script>' },

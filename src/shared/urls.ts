@@ -2,7 +2,8 @@ import { invalidField } from '../errors.js';
 
 /** URL helpers with no I/O: the base of absolute links, and URLs made safe to log. */
 
-const HOST_PATTERN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+/** A host name (its labels may hold underscores, as container and service names do: crm_api), or a bracketed IPv6 address; an optional port. */
+const HOST_PATTERN = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * The origin absolute links (photo and share links) are built on: PUBLIC_BASE_URL when set, else the
