@@ -61,9 +61,11 @@ describe('calendar feeds', () => {
     });
     const untitled = await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2030-01-11T14:00:00Z', ends_at: '2030-01-11T15:00:00Z', assigned_user_ids: [tech] });
     await call(app, 'PATCH', `/api/v1/visits/${untitled.uuid}`, { key, body: { status: 'Cancelled' } });
-    const done = await createVia(app, key, '/visits', { job_uuid: job.uuid, status: 'Completed', starts_at: new Date(Date.now() - 5 * 86_400_000).toISOString(), ends_at: new Date(Date.now() - 5 * 86_400_000 + 3_600_000).toISOString(), assigned_user_ids: [tech] });
+    // One clock reading for both ends: two readings a millisecond apart made the 24-hour visit below 24 h + 1 ms.
+    const now = Date.now();
+    const done = await createVia(app, key, '/visits', { job_uuid: job.uuid, status: 'Completed', starts_at: new Date(now - 5 * 86_400_000).toISOString(), ends_at: new Date(now - 5 * 86_400_000 + 3_600_000).toISOString(), assigned_user_ids: [tech] });
     // Not in the feed: ended more than 30 days ago, deleted, someone else's.
-    await createVia(app, key, '/visits', { job_uuid: job.uuid, status: 'Completed', starts_at: new Date(Date.now() - 32 * 86_400_000).toISOString(), ends_at: new Date(Date.now() - 31 * 86_400_000).toISOString(), assigned_user_ids: [tech] });
+    await createVia(app, key, '/visits', { job_uuid: job.uuid, status: 'Completed', starts_at: new Date(now - 32 * 86_400_000).toISOString(), ends_at: new Date(now - 31 * 86_400_000).toISOString(), assigned_user_ids: [tech] });
     const deleted = await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2030-01-12T14:00:00Z', ends_at: '2030-01-12T15:00:00Z', assigned_user_ids: [tech] });
     await call(app, 'DELETE', `/api/v1/visits/${deleted.uuid}`, { key });
     await createVia(app, key, '/visits', { job_uuid: job.uuid, starts_at: '2030-01-13T14:00:00Z', ends_at: '2030-01-13T15:00:00Z' });
