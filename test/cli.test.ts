@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, call } from './helpers/app.js';
 import { makeCompany } from './helpers/factories.js';
@@ -204,12 +205,14 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
     expect(test.key_prefix).toBe((test.api_key as string).slice(0, 17));
     const testKey = test.api_key as string;
 
-    // The test key works on the sandbox: another company record (same settings), the same users.
+    // The test key works on the sandbox, the company's own data space: the company's record, the same users.
     const sandbox = await me(testKey);
     expect(sandbox.status).toBe(200);
-    expect(sandbox.body.data.uuid).not.toBe(live.companyId);
-    expect(sandbox.body.data.name).toBe('Sandboxed Co');
-    const sandboxId = sandbox.body.data.uuid as string;
+    expect(sandbox.body.data).toMatchObject({ uuid: live.companyId, name: 'Sandboxed Co' });
+    const found = await ctx.database.db.execute(sql`select uuid from companies where sandbox_of = ${live.companyId}`);
+    const [row] = (found as unknown as { rows: Array<{ uuid: string }> }).rows;
+    const sandboxId = row!.uuid;
+    expect(sandboxId).not.toBe(live.companyId);
     const user = output(await admin(['create-user', '--company', live.companyId, '--first-name', 'Tess', '--last-name', 'Mode']));
     const users = await call(ctx.app, 'GET', '/api/v1/users', { key: testKey });
     expect(users.body.data.users.map((row: { id: string }) => row.id).sort()).toEqual([live.userId, user.user_id].sort());
