@@ -129,9 +129,9 @@ function tableRows(document: CustomerDocument): number {
  * waiting without end, and one company may hold at most a quarter of it, so a company rendering many
  * documents fills its own share and the others' renders still queue. A company's renders beyond its share
  * wait in a line of the company's own (at most PDF_RENDER_QUEUE long; 503 beyond), each entering the pool
- * as one of the company's renders ends: a client fetching many PDFs at once is served in turn, not refused. A PDF is cached under the hash of
- * its whole view model (the record and everything else the PDF shows), so a cached copy is never stale,
- * and concurrent requests for the same content share one render.
+ * as one of the company's renders ends: a client fetching many PDFs at once is served in turn, not refused.
+ * A PDF is cached under the hash of its whole view model (the record and everything else the PDF shows),
+ * so a cached copy is never stale, and concurrent requests for the same content share one render.
  */
 export class DocumentRenderer {
   private readonly pool: Tinypool;
