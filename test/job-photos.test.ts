@@ -479,21 +479,32 @@ describe('uploads of one company beyond UPLOADS_PER_COMPANY', () => {
       return state;
     };
 
-    // A's first upload sends half its body and holds the rest: it holds A's one place.
+    /** Resolves once the server has read everything `stream` holds (an inject body is read as the handler reads it). */
+    const drained = async (stream: PassThrough) => {
+      for (let waited = 0; stream.readableLength > 0; waited += 20) {
+        if (waited > 10_000) throw new Error('the upload was never read');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+
+    // A's first upload sends the start of its body and holds the rest: once read, it holds A's one place.
     const first = await multipartBody([{ name: 'a.jpg', bytes: JPEG_BYTES }]);
     const held = new PassThrough();
     held.write(first.payload.subarray(0, 60));
     const firstResponse = inject(a.key, a.job.uuid, first.contentType, held);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // its key checked and its reading begun
+    await drained(held);
     const second = await multipartBody([{ name: 'b.png', bytes: PNG_BYTES }]);
-    const secondResponse = inject(a.key, a.job.uuid, second.contentType, second.payload);
+    const waiting = new PassThrough();
+    waiting.end(second.payload);
+    const secondResponse = inject(a.key, a.job.uuid, second.contentType, waiting);
     const secondState = settled(secondResponse);
 
-    // B's upload is answered at once; A's second waits for A's first.
+    // B's upload is answered; A's second is not read at all while A's first holds the place.
     const other = await multipartBody([{ name: 'c.gif', bytes: GIF_BYTES }]);
     const otherResponse = await inject(b.key, b.job.uuid, other.contentType, other.payload);
     expect(otherResponse.statusCode, otherResponse.body).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(waiting.readableLength).toBe(second.payload.length);
     expect(secondState.done).toBe(false);
 
     held.end(first.payload.subarray(60));

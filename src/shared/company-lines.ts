@@ -14,11 +14,6 @@ export class CompanyLines {
     private readonly lineLength = Number.POSITIVE_INFINITY,
   ) {}
 
-  /** Whether the company's next task would run at once. */
-  hasRoom(companyId: string): boolean {
-    return (this.running.get(companyId) ?? 0) < this.share;
-  }
-
   /**
    * Takes one of the company's places: at once while it runs fewer than its share, else after the company's
    * earlier tasks. False, with nothing taken, when the company's line is full, or when `cancel` aborts while
@@ -63,10 +58,5 @@ export class CompanyLines {
     const left = (this.running.get(companyId) ?? 1) - 1;
     if (left > 0) this.running.set(companyId, left);
     else this.running.delete(companyId);
-  }
-
-  /** Tasks of the company waiting in its line. */
-  waiting(companyId: string): number {
-    return this.lines.get(companyId)?.length ?? 0;
   }
 }

@@ -219,11 +219,15 @@ export class DocumentRenderer {
 
   /**
    * Takes one of the company's places in the pool: at once while it holds fewer than its share, else after
-   * the company's earlier renders in its line. 503 when the pool's queue or the company's line is full.
+   * the company's earlier renders in its line. 503 when the company's line is full, or when the pool's queue
+   * is full as the render would enter it (its last slot stays free for restart()).
    */
   private async admit(companyId: string): Promise<void> {
-    if (this.companies.hasRoom(companyId) && this.pool.queueSize >= this.options.queue) throw new RendererUnavailableError();
     if (!(await this.companies.enter(companyId))) throw new RendererUnavailableError();
+    if (this.pool.queueSize >= this.options.queue) {
+      this.companies.leave(companyId);
+      throw new RendererUnavailableError();
+    }
   }
 
   /**
