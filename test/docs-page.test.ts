@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestApp } from './helpers/app.js';
@@ -58,6 +59,21 @@ describe.runIf(runsWith('Chromium', Boolean(CHROMIUM), 'apt-get install chromium
     const script = await ctx.app.inject({ method: 'GET', url: '/docs/js/scalar.js' });
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toMatch(/javascript/);
+    expect(script.headers['cache-control']).toBe('public, max-age=86400');
+    // The whole bundle, streamed from the package's file.
+    const bundle = fileURLToPath(new URL('./js/standalone.js', import.meta.resolve('@scalar/fastify-api-reference')));
+    expect(script.rawPayload.length).toBe(statSync(bundle).size);
+    // The page's own copies of the document, which its download button offers.
+    const json = await ctx.app.inject({ method: 'GET', url: '/docs/openapi.json' });
+    expect(json.statusCode).toBe(200);
+    expect(json.json().paths['/api/v1/customers']).toBeDefined();
+    const yaml = await ctx.app.inject({ method: 'GET', url: '/docs/openapi.yaml' });
+    expect(yaml.statusCode).toBe(200);
+    expect(yaml.headers['content-type']).toMatch(/yaml/);
+    expect(yaml.body).toMatch(/^openapi: 3\.1\.0$/m);
+    const bare = await ctx.app.inject({ method: 'GET', url: '/docs' });
+    expect(bare.statusCode).toBe(301);
+    expect(bare.headers.location).toBe('/docs/');
   });
 
   it('renders every operation of the document, with curl samples and search, and nothing blocked', async () => {

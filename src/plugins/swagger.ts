@@ -1,51 +1,10 @@
-import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import fastifySwagger from '@fastify/swagger';
-import apiReference from '@scalar/fastify-api-reference';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { API_DESCRIPTION } from '../shared/api-description.js';
 import { finishOpenApiDocument } from './openapi-finish.js';
+import { registerApiReference } from './api-reference.js';
 import { WEBHOOKS_OPENAPI } from '../modules/webhooks/webhooks.openapi.js';
-
-/**
- * The reference page loads only what this server serves: its script, the document and inline styles. The
- * one inline script (the page's configuration) is allowed by its hash. No upgrade-insecure-requests: the
- * page must work over plain HTTP on any host name (a LAN address, a container name), not only localhost.
- */
-function docsCsp(inlineScriptHashes: string[]): string {
-  return [
-    "default-src 'self'",
-    `script-src 'self' ${inlineScriptHashes.map((hash) => `'sha256-${hash}'`).join(' ')}`.trim(),
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "worker-src 'self' blob:",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
-function inlineScriptHashes(html: string): string[] {
-  const hashes: string[] = [];
-  for (const match of html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)) {
-    hashes.push(createHash('sha256').update(match[1], 'utf8').digest('base64'));
-  }
-  return hashes;
-}
-
-async function docsHeaders(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (request.url.includes('/js/')) {
-    // The bundled script changes only with the package version; let browsers keep it for a day.
-    reply.header('cache-control', 'public, max-age=86400');
-  } else if (typeof payload === 'string' && payload.startsWith('<!doctype html>')) {
-    reply.header('content-security-policy', docsCsp(inlineScriptHashes(payload)));
-  }
-  return payload;
-}
 
 const SERVERS = [
   {
@@ -127,41 +86,27 @@ export const swaggerPlugin = fp(
       transform: jsonSchemaTransform,
       transformObject: (input) => ({ ...finishOpenApiDocument(jsonSchemaTransformObject(input)), webhooks: WEBHOOKS_OPENAPI as never }),
     });
-    await app.register(apiReference, {
-      routePrefix: '/docs',
-      logLevel: 'warn',
-      hooks: {
-        onRequest: async (_request, reply) => {
-          reply.header('x-robots-tag', 'noindex');
-        },
-      },
-      configuration: {
-        content: () => app.swagger(),
-        // The page tries requests against the host it is served from, whatever that is.
-        servers: [SERVERS[1]],
-        pageTitle: 'Field-Service CRM API reference',
-        metaData: { title: 'Field-Service CRM API reference' },
-        theme: 'default',
-        layout: 'modern',
-        // Fonts and the request proxy would come from third-party hosts; the page uses only this server.
-        withDefaultFonts: false,
-        // The built-in assistant talks to a third-party service; the page keeps to this server.
-        agent: { disabled: true },
-        telemetry: false,
-        // The developer toolbar offers sharing and SDK generation on scalar.com; not for this page.
-        showDeveloperTools: 'never',
-        defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
-        authentication: { preferredSecurityScheme: 'bearerAuth' },
-        hideDownloadButton: false,
-        // The sidebar lists every operation at once: the reference is searchable and scannable.
-        defaultOpenAllTags: true,
-        customCss: ':root { --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }',
-      },
+    registerApiReference(app, {
+      // The page tries requests against the host it is served from, whatever that is.
+      servers: [SERVERS[1]],
+      pageTitle: 'Field-Service CRM API reference',
+      metaData: { title: 'Field-Service CRM API reference' },
+      theme: 'default',
+      layout: 'modern',
+      // Fonts and the request proxy would come from third-party hosts; the page uses only this server.
+      withDefaultFonts: false,
+      // The built-in assistant talks to a third-party service; the page keeps to this server.
+      agent: { disabled: true },
+      telemetry: false,
+      // The developer toolbar offers sharing and SDK generation on scalar.com; not for this page.
+      showDeveloperTools: 'never',
+      defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+      authentication: { preferredSecurityScheme: 'bearerAuth' },
+      hideDownloadButton: false,
+      // The sidebar lists every operation at once: the reference is searchable and scannable.
+      defaultOpenAllTags: true,
+      customCss: ':root { --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }',
     });
-    // The page, its script and its document copy get the page's own headers.
-    app.addHook('onSend', async (request, reply, payload) =>
-      request.url === '/docs' || request.url.startsWith('/docs/') ? docsHeaders(request, reply, payload) : payload,
-    );
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },
   { name: 'swagger' },
