@@ -74,6 +74,8 @@ export class AppError extends Error {
   readonly statusCode: number;
   /** Only on `schedule_conflict`: the records the booking clashes with. */
   readonly conflicts?: ScheduleConflict[];
+  /** A 503 of a passing condition: the seconds to wait before retrying, answered as Retry-After. */
+  readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, message: string, details?: ErrorDetail[], conflicts?: ScheduleConflict[]) {
     super(message);
@@ -102,6 +104,22 @@ export function statusOf(code: ErrorCode): number {
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`);
+
+/** How long a client waits before retrying a request the database could not serve (Retry-After). */
+export const DATABASE_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * 503 service_unavailable for a database that cannot serve the request now (unreachable, restarting, a
+ * statement cut by its timeout, a deadlock rolled back): nothing was written, and Retry-After says when to
+ * send it again.
+ */
+export class DatabaseUnavailableError extends AppError {
+  override readonly retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
+
+  constructor(message = 'The database is unavailable; retry shortly.') {
+    super('service_unavailable', message);
+  }
+}
 
 /**
  * An error names at most this many problems (its details; its message the first MAX_SUMMARIZED of them and

@@ -325,7 +325,7 @@ describe('the keyless routes share one rate limit per client address', () => {
     return new URL(link.body.data.url).pathname;
   }
 
-  const from = (target: FastifyInstance, remoteAddress: string, url: string, init: { method?: 'GET' | 'POST'; form?: string; json?: unknown } = {}) =>
+  const from = (target: FastifyInstance, remoteAddress: string, url: string, init: { method?: 'GET' | 'HEAD' | 'POST'; form?: string; json?: unknown } = {}) =>
     target.inject({
       method: init.method ?? 'GET',
       url,
@@ -351,6 +351,11 @@ describe('the keyless routes share one rate limit per client address', () => {
     expect(refusedPage.headers['content-type']).toMatch(/^text\/html/);
     expect(refusedPage.body).toMatch(/Too many requests/);
     expect(Number(refusedPage.headers['retry-after'])).toBeGreaterThan(0);
+    // HEAD of the page answers the headers its GET would: the HTML page's.
+    const refusedHead = await from(limited, address, page, { method: 'HEAD' });
+    expect(refusedHead.statusCode).toBe(429);
+    expect(refusedHead.headers['content-type']).toMatch(/^text\/html/);
+    expect(Number(refusedHead.headers['retry-after'])).toBeGreaterThan(0);
 
     const refusedPdf = await from(limited, address, `${page}/pdf`);
     expect(refusedPdf.statusCode).toBe(429);

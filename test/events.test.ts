@@ -475,6 +475,13 @@ describe('GET /api/v1/events', () => {
       expect(response.body.error.code).toBe('validation_error');
       expect(JSON.stringify(response.body.error), query).toContain(field);
     }
+    // An unknown type is invalid_enum, and that code's message lists the allowed values.
+    const unknownType = await call(app, 'GET', '/api/v1/events?type=customer.created,customer.renamed', { key: company.key });
+    expect(unknownType.status).toBe(400);
+    expect(unknownType.body.error.details).toEqual([{ field: 'type', code: 'invalid_enum', message: expect.stringContaining("'customer.renamed'") }]);
+    for (const allowed of ['customer.created', 'job_photo.deleted', 'visit.updated', 'time_off.created']) {
+      expect(unknownType.body.error.details[0].message).toContain(allowed);
+    }
     expect((await call(app, 'GET', '/api/v1/events/not-a-uuid', { key: company.key })).status).toBe(400);
     expect((await call(app, 'GET', '/api/v1/events?limit=1', {})).status).toBe(401);
   });

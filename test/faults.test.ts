@@ -180,8 +180,13 @@ describe.skipIf(!testDb.url)('database outage (connections cut, new ones refused
       // Idle pool connections are cut while nothing runs: the pool must drop them, not hand them out.
       proxy.down();
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expectUnavailable(await call(app, 'GET', '/api/v1/customers', { key: company.key }));
-      expectUnavailable(await call(app, 'GET', '/readyz'));
+      // A passing condition: the 503 says when to retry.
+      const refused = await call(app, 'GET', '/api/v1/customers', { key: company.key });
+      expectUnavailable(refused);
+      expect(refused.headers['retry-after']).toBe('1');
+      const notReady = await call(app, 'GET', '/readyz');
+      expectUnavailable(notReady);
+      expect(notReady.headers['retry-after']).toBe('1');
       proxy.up();
       await waitFor(async () => (await call(app, 'GET', '/readyz')).status === 200, 15_000);
       const response = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });

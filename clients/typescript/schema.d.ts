@@ -5455,7 +5455,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. */
+        /** @description The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. When the condition passes by itself (the database, a full render queue) `Retry-After` says after how many seconds. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -5465,6 +5465,7 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                 "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                 [name: string]: unknown;
             };

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { randomTimeOrderedId } from '../shared/ids.js';
 import { z } from 'zod';
-import { AnsweredOnSocket, AppError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AnsweredOnSocket, AppError, DatabaseUnavailableError, missingReference, statusOf, validationError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { detailsOf, emptyObjectValue, fastValidatorOf, parseInput } from '../shared/validation.js';
 
 declare module 'fastify' {
@@ -194,10 +194,10 @@ export function translate(error: unknown, request?: FastifyRequest): AppError {
     }
     // Class 40: PostgreSQL rolled the statement back for a concurrent one (a deadlock); nothing was written.
     if (code === '40001' || code === '40P01') {
-      return new AppError('service_unavailable', 'The request ran into a concurrent one and was not applied; retry it.');
+      return new DatabaseUnavailableError('The request ran into a concurrent one and was not applied; retry it.');
     }
     if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08') || CONNECTION_ERRORS.has(code) || code === '53300') {
-      return new AppError('service_unavailable', 'The database is unavailable; retry shortly.');
+      return new DatabaseUnavailableError();
     }
   }
 
@@ -265,6 +265,7 @@ export function errorBody(error: AppError, requestId: string) {
 }
 
 export function sendError(reply: FastifyReply, error: AppError) {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .status(statusOf(error.code as ErrorCode))
     .type('application/json; charset=utf-8')

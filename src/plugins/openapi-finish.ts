@@ -243,8 +243,10 @@ const ERROR_RESPONSES: Record<string, ErrorResponse> = {
   },
   '503': {
     name: 'ServiceUnavailable',
-    description: 'The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly.',
-    headers: COUNTED,
+    description:
+      'The database is unreachable or the server is shutting down (`service_unavailable`); retry shortly. When the ' +
+      'condition passes by itself (the database, a full render queue) `Retry-After` says after how many seconds.',
+    headers: { ...COUNTED, 'Retry-After': header('RetryAfter') },
     examples: {
       service_unavailable: {
         summary: 'Database unreachable',

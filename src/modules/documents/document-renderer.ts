@@ -49,7 +49,7 @@ const INLINE_CALENDAR_WORK = 5_000;
  * the processes rendering this document stopped twice (killed, out of memory) and a new one takes their place.
  */
 export class RendererUnavailableError extends AppError {
-  readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
+  override readonly retryAfterSeconds = BUSY_RETRY_AFTER_SECONDS;
 
   constructor(message = `Too many documents are being rendered; retry in ${BUSY_RETRY_AFTER_SECONDS} s.`) {
     super('service_unavailable', message);

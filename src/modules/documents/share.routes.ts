@@ -93,7 +93,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
   // One allowance per client address over every keyless route; the page and its forms are told in HTML.
   await app.register(keylessRateLimitPlugin, {
     htmlAnswer: (request, reply) => {
-      const page = request.method === 'GET' && request.routeOptions.url?.endsWith('/:token');
+      const page = (request.method === 'GET' || request.method === 'HEAD') && request.routeOptions.url?.endsWith('/:token');
       return page || isForm(request) ? sendHtml(reply, 429, rateLimitedPage) : undefined;
     },
   });

@@ -67,11 +67,15 @@ const eventTypeList = z
   .max(EVENT_TYPE_LIST_MAX, `must be at most ${EVENT_TYPE_LIST_MAX} characters`)
   .transform((value, context) => {
     const types = value.split(',').map((type) => type.trim());
-    for (const type of types) {
-      if (!(EVENT_TYPES as readonly string[]).includes(type)) {
-        context.addIssue({ code: 'custom', message: `has "${type}", which is not an event type (<object>.created|updated|deleted)`, params: detail('invalid_enum') });
-        return z.NEVER;
-      }
+    const unknown = types.filter((type) => !(EVENT_TYPES as readonly string[]).includes(type));
+    if (unknown.length > 0) {
+      // An invalid_enum message lists the allowed values (DECISIONS §1).
+      context.addIssue({
+        code: 'custom',
+        message: `has unknown event type ${unknown.map((type) => `'${type}'`).join(', ')}; allowed: ${EVENT_TYPES.join(', ')}`,
+        params: detail('invalid_enum'),
+      });
+      return z.NEVER;
     }
     return [...new Set(types)] as EventType[];
   });

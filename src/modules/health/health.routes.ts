@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
+import { AppError, DatabaseUnavailableError } from '../../errors.js';
 import { errorResponses, okSchema } from '../../shared/envelope.js';
 
 const HealthResponse = okSchema(z.object({ status: z.string().meta({ example: 'ok' }) }).meta({ id: 'HealthStatus' }));
@@ -37,7 +37,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       try {
         await app.deps.database.ping();
       } catch {
-        throw new AppError('service_unavailable', 'The database is unavailable.');
+        throw new DatabaseUnavailableError('The database is unavailable.');
       }
       return { success: true as const, data: { status: 'ready' } };
     },
