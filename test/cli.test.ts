@@ -154,6 +154,26 @@ describe.skipIf(!ctx.databaseUrl)('admin CLI', { timeout: 90_000 }, () => {
     runs.forEach((run, index) => expectFailure(run, messages[index]));
   });
 
+  it("refuses a user's email that is not an email address and a stray argument, writing nothing", async () => {
+    const company = await makeCompany(ctx.database);
+    const before = (await call(ctx.app, 'GET', '/api/v1/users', { key: company.key })).body.data.pagination.total;
+    const runs = await Promise.all([
+      admin(['create-user', '--company', company.companyId, '--first-name', 'A', '--last-name', 'B', '--email', 'not-an-email']),
+      admin(['create-user', '--company', company.companyId, '--first-name', 'A', '--last-name', 'B', '--email', '']),
+      admin(['create-user', '--company', company.companyId, '--first-name', 'A', 'B']),
+      admin(['create-company', '--name', 'Stray', '--email', 'stray@example.com', 'extra']),
+    ]);
+    const messages = [/email/i, /email/i, /Unexpected argument 'B'/, /Unexpected argument 'extra'/];
+    runs.forEach((run, index) => expectFailure(run, messages[index]));
+    const users = await call(ctx.app, 'GET', '/api/v1/users', { key: company.key });
+    expect(users.status).toBe(200);
+    expect(users.body.data.pagination.total).toBe(before);
+
+    const made = output(await admin(['create-user', '--company', company.companyId, '--first-name', 'A', '--last-name', 'B', '--email', 'a.b@example.com']));
+    const listed = await call(ctx.app, 'GET', '/api/v1/users', { key: company.key });
+    expect(listed.body.data.users).toContainEqual({ id: made.user_id, first_name: 'A', last_name: 'B', email: 'a.b@example.com' });
+  });
+
   it('refuses create-api-key for a user of another company', async () => {
     const a = await makeCompany(ctx.database);
     const b = await makeCompany(ctx.database);

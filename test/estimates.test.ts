@@ -162,6 +162,8 @@ describe('estimate arithmetic (create and preview agree)', () => {
     it('a quantity with 4 decimals', () => expectRefused(flatTemplate(), { quantity: 1.0005 }, 'quantity'));
     it('an amount beyond numeric(12,2)', () =>
       expectRefused(flatTemplate({ base_price: 9_999_999_999 }), { quantity: 1000 }, 'quantity'));
+    it('a total beyond numeric(12,2) from in-range amounts, named total_amount (no adjustments were sent)', () =>
+      expectRefused(flatTemplate({ base_price: 9_999_999_999.99, tax_rate: 100 }), {}, 'total_amount'));
   });
 });
 

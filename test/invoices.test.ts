@@ -609,6 +609,20 @@ describe('PUT/PATCH /invoices/:uuid amounts', () => {
     expect(amounts(put.body.data)).toEqual({ subtotal: 0.4, tax_amount: 0.04, discount_amount: 0, total_amount: 0.44, balance_amount: 0.44 });
   });
 
+  it('line_items: null on an invoice without line items changes nothing: the subtotal and tax it was given stay', async () => {
+    const s = await setup();
+    const invoice = await makeInvoice(ctx.app, s, { subtotal: 100, tax_amount: 10 });
+    expect(amounts(invoice)).toEqual({ subtotal: 100, tax_amount: 10, discount_amount: 0, total_amount: 110, balance_amount: 110 });
+    const patched = await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { line_items: null, notes: 'no lines' });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(amounts(patched.body.data)).toEqual({ subtotal: 100, tax_amount: 10, discount_amount: 0, total_amount: 110, balance_amount: 110 });
+    expect(patched.body.data).toMatchObject({ line_items: null, notes: 'no lines' });
+    const discounted = await api(s, 'PATCH', `/invoices/${invoice.uuid}`, { discount_amount: 10, line_items: null });
+    expect(amounts(discounted.body.data)).toEqual({ subtotal: 100, tax_amount: 10, discount_amount: 10, total_amount: 100, balance_amount: 100 });
+    const read = await api(s, 'GET', `/invoices/${invoice.uuid}`);
+    expect(read.body.data).toEqual(discounted.body.data);
+  });
+
   it('keeps payments: the balance follows the new total, Paid when it reaches 0, and never below paid', async () => {
     const s = await setup();
     const invoice = await makeInvoiceOf(ctx.app, s, 100);

@@ -134,6 +134,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
+  // Every value is an option's: a stray word is a mistake (a value without its option), not something to drop.
+  if (positionals.length > 1 && COMMANDS[command]) {
+    throw new ProvisioningError(`Unexpected argument '${positionals[1]}'\n${commandHelp(command)}`);
+  }
   // Arguments are checked before the database is opened: bad input never touches it.
   let run: (db: Db) => Promise<unknown>;
   switch (command) {

@@ -43,9 +43,11 @@ export interface NewCompany {
   monthlyRequestLimit?: number | null;
 }
 
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
 export async function createCompany(db: Db, input: NewCompany) {
   if (!input.name.trim()) throw new ProvisioningError('--name is required');
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) throw new ProvisioningError('--email must be an email address');
+  if (!EMAIL.test(input.email)) throw new ProvisioningError('--email must be an email address');
   return db.transaction(async (tx) => {
     const company = await insertCompany(tx, {
       uuid: newRecordId(),
@@ -84,6 +86,8 @@ export async function createUser(
   if (!input.firstName.trim() || !input.lastName.trim()) {
     throw new ProvisioningError('--first-name and --last-name are required');
   }
+  // The user's email is shown by GET /users as an email or null, like every email of the API.
+  if (input.email != null && !EMAIL.test(input.email)) throw new ProvisioningError('--email must be an email address');
   const user = await insertUser(db, {
     companyId,
     uuid: newRecordId(),

@@ -60,8 +60,8 @@ function adjusted(adjustments: Adjustments | null, key: AdjustableAmount, comput
   return value === undefined ? computed : toCents(value);
 }
 
-function withinRange(amount: Cents, field: string): Cents {
-  if (amount > MAX_CENTS) throw invalidField(field, 'makes the amount too large', 'out_of_range');
+function withinRange(amount: Cents, field: string, message = 'makes the amount too large'): Cents {
+  if (amount > MAX_CENTS) throw invalidField(field, message, 'out_of_range');
   return amount;
 }
 
@@ -73,7 +73,8 @@ export function priceEstimate(template: TemplatePrices, input: PricingInput): Es
   const base = adjusted(input.adjustments, 'base_amount', computedBase);
   const addonsAmount = withinRange(adjusted(input.adjustments, 'addons_amount', sumCents(addons.map((addon) => addon.price))), 'selected_addons');
   const tax = adjusted(input.adjustments, 'tax_amount', percentOf(base + addonsAmount, template.taxRate));
-  const total = withinRange(base + addonsAmount + tax, 'adjustments');
+  // The sum of amounts each in range: the total itself is what is too large (as an invoice's), whatever made it.
+  const total = withinRange(base + addonsAmount + tax, 'total_amount', 'is too large');
 
   return {
     amounts: { base_amount: base, addons_amount: addonsAmount, tax_amount: tax, total_amount: total },

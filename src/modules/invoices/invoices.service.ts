@@ -111,11 +111,14 @@ function storedPricing(invoice: repository.InvoiceRow): StoredPricing {
 
 /**
  * The inputs of an amount update: the stored ones with the sent fields replacing theirs. New line items
- * replace the old ones together with a subtotal or tax given for those.
+ * replace the old ones together with a subtotal or tax given for those. `line_items: null` on an invoice
+ * that has none changes nothing (null clears a field; this one is already clear), so the subtotal and tax
+ * it was given stay.
  */
 function repricedInput(stored: PricingInput, body: UpdateInvoiceBody): PricingInput {
   const input: PricingInput = { ...stored, ...pricingInputOf(body) };
-  if (body.line_items !== undefined) {
+  const linesChange = body.line_items !== undefined && !(body.line_items === null && stored.line_items == null);
+  if (linesChange) {
     if (body.subtotal === undefined) delete input.subtotal;
     if (body.tax_amount === undefined) delete input.tax_amount;
   }
