@@ -153,6 +153,10 @@ describe.each(LISTS)('sync parameters on the $name list', ({ table, seed }) => {
     expect(since.map((row) => row.uuid)).toEqual([target.uuid]);
     const offset = await list(company.key, path, `updated_since=${encodeURIComponent('2026-02-01T12:00:00.250+02:00')}&sort=updated_at`);
     expect(offset.map((row) => row.uuid)).toEqual([target.uuid]);
+    // The + of the offset sent unencoded: the query decodes it to a space, which reads as +.
+    const unencoded = await list(company.key, path, 'updated_since=2026-02-01T12:00:00.250+02:00&sort=updated_at');
+    expect(unencoded.map((row) => row.uuid)).toEqual([target.uuid]);
+    expect(await list(company.key, path, 'updated_since=2026-02-01T12:00:00.251+02:00')).toEqual([]);
     expect(await list(company.key, path, 'updated_since=2026-02-01T10:00:00.251Z')).toEqual([]);
     const response = await call(app, 'GET', `/api/v1${path}?updated_since=2025-12-31T23:59:59Z&limit=2`, { key: company.key });
     expect(response.body.data.pagination).toMatchObject({ total: all.length, total_pages: Math.ceil(all.length / 2) });
@@ -165,6 +169,9 @@ describe.each(LISTS)('sync parameters on the $name list', ({ table, seed }) => {
     const path = await seed(company);
     for (const [query, field] of [
       ['updated_since=2026-01-01T00:00:00', 'updated_since'],
+      // A space elsewhere than before an offset is not read as anything.
+      ['updated_since=2026-01-01 00:00:00Z', 'updated_since'],
+      ['updated_since=2026-01-01T00:00:00 Z', 'updated_since'],
       ['updated_since=yesterday', 'updated_since'],
       ['updated_since=2026-02-30T00:00:00Z', 'updated_since'],
       ['updated_since=', 'updated_since'],

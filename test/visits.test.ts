@@ -459,6 +459,8 @@ describe('lists', () => {
     expect(await ids('status=Dispatched,Cancelled&sort=starts_at')).toEqual([v12.uuid, v14.uuid]);
     // Overlap edges: [from, to) against [starts_at, ends_at); a visit that ends at `from` or starts at `to` is out.
     expect(await ids('from=2026-12-10T09:00:00Z&to=2026-12-10T12:00:00Z&sort=starts_at')).toEqual([v10.uuid]);
+    // Offsets sent with an unencoded +, which the query decodes to a space.
+    expect(await ids('from=2026-12-10T10:00:00+01:00&to=2026-12-10T13:00:00+01:00&sort=starts_at')).toEqual([v10.uuid]);
     expect(await ids('from=2026-12-10T08:59:59Z&to=2026-12-10T12:00:01Z&sort=starts_at')).toEqual([v8.uuid, v10.uuid, v12.uuid]);
     expect(await ids('from=2026-12-10T11:00:00Z&to=2026-12-10T11:00:01Z')).toEqual([v10.uuid]);
     expect(await ids('from=2026-12-10T12:00:00Z&sort=starts_at')).toEqual([v12.uuid, v14.uuid]);

@@ -54,13 +54,15 @@ export const timeOfDay = patterned(/^(?:[01]\d|2[0-3]):[0-5]\d$/, 5, 'must be HH
 
 /**
  * ISO 8601's extended forms that RFC 3339 leaves out (no seconds, an offset of +HH or +HHMM), written the
- * RFC 3339 way; any other text is left as it is, for the check to refuse.
+ * RFC 3339 way; any other text is left as it is, for the check to refuse. A space where a positive offset's
+ * sign goes reads as +: an unencoded + in a query string (`from=2026-03-08T00:00:00+01:00`) arrives as a space.
  */
-const ISO_EXTENDED = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
+const ISO_EXTENDED = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?([Zz]|[+ -]\d{2}(?::?\d{2})?)$/;
 export function rfc3339Form(value: string): string {
   const match = ISO_EXTENDED.exec(value);
   if (!match) return value;
-  const [, date, minutes, seconds = ':00', offset] = match;
+  const [, date, minutes, seconds = ':00', signed] = match;
+  const offset = signed.startsWith(' ') ? `+${signed.slice(1)}` : signed;
   const zone = /^[Zz]$/.test(offset) ? 'Z' : offset.length === 3 ? `${offset}:00` : offset.length === 5 ? `${offset.slice(0, 3)}:${offset.slice(3)}` : offset;
   return `${date}T${minutes}${seconds}${zone}`;
 }
