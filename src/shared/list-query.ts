@@ -86,15 +86,11 @@ export function pageOffset(query: Pick<ListQuery, 'page' | 'limit'>): number {
 }
 
 export function toPage<T>(items: T[], total: number, query: Pick<ListQuery, 'page' | 'limit'>): Page<T> {
-  return {
-    items,
-    pagination: {
-      page: query.page,
-      limit: query.limit,
-      total,
-      total_pages: total === 0 ? 0 : Math.ceil(total / query.limit),
-    },
-  };
+  return { items, pagination: paginationOf(total, query) };
+}
+
+export function paginationOf(total: number, query: Pick<ListQuery, 'page' | 'limit'>): Pagination {
+  return { page: query.page, limit: query.limit, total, total_pages: total === 0 ? 0 : Math.ceil(total / query.limit) };
 }
 
 /**

@@ -93,12 +93,15 @@ export async function paginate<T>(
   fetchRows: (offset: number, limit: number) => Promise<T[] | RowsWithTotal<T>>,
   countRows: () => Promise<number>,
 ): Promise<Page<T>> {
-  const offset = pageOffset(query);
-  const fetched = await fetchRows(offset, query.limit);
+  const fetched = await fetchRows(pageOffset(query), query.limit);
   const rows = Array.isArray(fetched) ? fetched : fetched.rows;
   const known = Array.isArray(fetched) ? null : fetched.total;
-  const total = known ?? (rows.length > 0 && rows.length < query.limit ? offset + rows.length : await countRows());
-  return toPage(rows, total, query);
+  return toPage(rows, known ?? (await pageTotal(query, rows.length, countRows)), query);
+}
+
+/** The exact total for a page that found `found` rows: a short page that is not empty proves it; otherwise it is counted. */
+export async function pageTotal(query: Pick<ListQuery, 'page' | 'limit'>, found: number, countRows: () => Promise<number>): Promise<number> {
+  return found > 0 && found < query.limit ? pageOffset(query) + found : countRows();
 }
 
 /**

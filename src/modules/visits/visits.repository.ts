@@ -1,7 +1,8 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { jobs, locations, users, visits, type JobStatus } from '../../db/schema/index.js';
-import { countRows, insertRow, listOrder, paginate, scoped, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { countRows, insertRow, listOrder, pageTotal, paginate, scoped, syncFilter, updateRow } from '../../shared/tenant-table.js';
+import { pageOffset, paginationOf, type JsonPage } from '../../shared/list-query.js';
 import { prepared, queryRows } from '../../db/perf/prepared.js';
 import { MAX_VISIT_MS } from '../schedule/holds.repository.js';
 import type { ListVisitsQuery } from './visits.schemas.js';
@@ -159,35 +160,33 @@ function windowParams(companyId: string, query: TechnicianWindowQuery) {
  * no lookup in visits (the table holds live visits only); the total, when the page cannot tell it, counts the
  * same index range.
  */
-export function technicianWindowPage(db: Db, companyId: string, query: TechnicianWindowQuery) {
+export async function technicianWindowPage(db: Db, companyId: string, query: TechnicianWindowQuery): Promise<JsonPage> {
   const params = windowParams(companyId, query);
-  return paginate<string>(
-    query,
-    async (offset, limit) => {
-      const rows = await queryRows<{ visit_json: string }>(
-        db,
-        'visits_technician_window_json',
-        // A row written before migration 0019 keeps null until its visit's next write: its text is made here.
-        () => sql`select coalesce(a.record_json, (select visit_record_json(visit) from ${visits} visit
-            where visit.company_id = a.company_id and visit.uuid = a.visit_uuid)) as visit_json
+  // The page as one JSON array text and its length: one field to read, not a row per visit to read and join.
+  const [page] = await queryRows<{ items_json: string; found: number }>(
+    db,
+    'visits_technician_window_page',
+    // A row written before migration 0019 keeps null until its visit's next write: its text is made here.
+    () => sql`select '[' || coalesce(string_agg(page.visit_json, ',' order by page.starts_at, page.visit_uuid), '') || ']' as items_json,
+        count(*)::int as found
+      from (select coalesce(a.record_json, (select visit_record_json(visit) from ${visits} visit
+            where visit.company_id = a.company_id and visit.uuid = a.visit_uuid)) as visit_json, a.starts_at, a.visit_uuid
           from visit_assignees a
           where ${WINDOW}
           order by a.starts_at, a.visit_uuid
-          limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}`,
-        { ...params, limit, offset },
-      );
-      return rows.map((row) => row.visit_json);
-    },
-    async () => {
-      const [row] = await queryRows<{ total: number }>(
-        db,
-        'visits_technician_window_count',
-        () => sql`select count(*)::int as total from visit_assignees a where ${WINDOW}`,
-        params,
-      );
-      return row.total;
-    },
+          limit ${sql.placeholder('limit')} offset ${sql.placeholder('offset')}) page`,
+    { ...params, limit: query.limit, offset: pageOffset(query) },
   );
+  const total = await pageTotal(query, page.found, async () => {
+    const [row] = await queryRows<{ total: number }>(
+      db,
+      'visits_technician_window_count',
+      () => sql`select count(*)::int as total from visit_assignees a where ${WINDOW}`,
+      params,
+    );
+    return row.total;
+  });
+  return { itemsJson: page.items_json, pagination: paginationOf(total, query) };
 }
 
 export function listVisits(db: Db, companyId: string, query: ListVisitsQuery) {

@@ -4,7 +4,7 @@ import { visits, type VisitStatus } from '../../db/schema/index.js';
 import type { Actor } from '../../auth/principal.js';
 import { invalidField, missingReference, validationError, type ErrorDetail } from '../../errors.js';
 import type { CrudService } from '../../shared/crud-routes.js';
-import { jsonPage, mapPage } from '../../shared/list-query.js';
+import { mapPage } from '../../shared/list-query.js';
 import { createCheckedRecord, getRecord, recordChanges, type Changes, type RecordedType } from '../changes/change-recorder.js';
 import { newRow } from '../../shared/record-rows.js';
 import { toJobResponse } from '../jobs/jobs.mapper.js';
@@ -258,7 +258,7 @@ export const visitsService: CrudService<VisitResponse, VisitResponse, CreateVisi
   listJson: async (db, companyId, query) => {
     checkWindow(query);
     if (!repository.isTechnicianWindow(query)) return null;
-    return jsonPage(await repository.technicianWindowPage(db, companyId, query));
+    return repository.technicianWindowPage(db, companyId, query);
   },
   get: (db, companyId, uuid, includeDeleted) => getRecord(visitsRecords, db, companyId, uuid, includeDeleted),
   create,
