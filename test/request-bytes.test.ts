@@ -131,3 +131,65 @@ describe('photo uploads', () => {
     expect(list.body.data.pagination.total).toBe(0);
   });
 });
+
+describe('a field named twice in one object', () => {
+  it('is refused naming its path, at any depth and however its name is escaped, and stores nothing', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const cases: Array<[string, string]> = [
+      ['{"first_name":"A","first_name":"B","last_name":"C"}', 'first_name'],
+      ['{"first_name":"A","last_name":"C","\\u0066irst_name":"B"}', 'first_name'],
+      ['{"first_name":"A","last_name":"C","internal_flags":{"tags":[{"a":1},{"b":2,"b":3}]}}', 'internal_flags.tags[1].b'],
+    ];
+    for (const [payload, field] of cases) {
+      const response = await post(key, payload);
+      expectError(response, 400, 'validation_error');
+      expect(response.body.error.details, payload).toEqual([{ field, code: 'invalid', message: 'is named more than once in its object; send each field once' }]);
+    }
+    expect(await customerCount(key)).toBe(0);
+
+    // The same name in different objects, or a name that appears as a value, is no repeat.
+    const fine = await post(key, '{"first_name":"last_name","last_name":"C","internal_flags":{"a":{"a":1},"b":[{"a":1},{"a":2}]}}');
+    expect(fine.status).toBe(200);
+    expect(fine.body.data.internal_flags).toEqual({ a: { a: 1 }, b: [{ a: 1 }, { a: 2 }] });
+  });
+
+  it('on an update changes nothing', async () => {
+    const { key } = await makeCompany(ctx.database);
+    const created = await post(key, JSON.stringify(validCustomer({ first_name: 'Ann' })));
+    const uuid = created.body.data.uuid;
+    const response = await ctx.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/customers/${uuid}`,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: '{"first_name":"Bea","first_name":"Cy"}',
+    });
+    expectError({ status: response.statusCode, body: response.json() }, 400, 'validation_error');
+    const after = await call(ctx.app, 'GET', `/api/v1/customers/${uuid}`, { key });
+    expect(after.body.data.first_name).toBe('Ann');
+  });
+});
+
+describe('a body of whitespace', () => {
+  async function send(key: string, method: 'PUT' | 'DELETE', url: string, payload: Buffer) {
+    const response = await ctx.app.inject({ method, url, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload });
+    return { status: response.statusCode, body: response.json() };
+  }
+
+  it("is no body only when it is JSON's whitespace (after a byte order mark); other spaces are not JSON", async () => {
+    const { key } = await makeCompany(ctx.database);
+    const customer = await post(key, JSON.stringify(validCustomer()));
+    const item = `/api/v1/customers/${customer.body.data.uuid}`;
+    for (const space of ['\u00a0', '\u2028', '\u3000', '\ufeff\u00a0', '\u000b', '\u000c']) {
+      const payload = Buffer.from(space, 'utf8');
+      const numbering = await send(key, 'PUT', '/api/v1/numbering', payload);
+      expectError(numbering, 400, 'validation_error');
+      expect(numbering.body.error.message, JSON.stringify(space)).toBe('The body is not valid JSON.');
+      expectError(await send(key, 'DELETE', item, payload), 400, 'validation_error');
+    }
+    expect((await call(ctx.app, 'GET', item, { key })).status).toBe(200);
+
+    expect((await send(key, 'PUT', '/api/v1/numbering', Buffer.from(' \t\r\n', 'utf8'))).status).toBe(200);
+    expect((await send(key, 'PUT', '/api/v1/numbering', Buffer.from('\ufeff \n', 'utf8'))).status).toBe(200);
+    expect((await send(key, 'DELETE', item, Buffer.from('\ufeff', 'utf8'))).status).toBe(200);
+  });
+});

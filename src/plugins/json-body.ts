@@ -20,6 +20,13 @@ const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
+ * A body that is no body (DECISIONS.md §8): only JSON's whitespace (RFC 8259: space, tab, CR, LF), after the
+ * byte order mark the parser ignores. String.prototype.trim would also drop a no-break space, U+2028 or an
+ * ideographic space, none of which JSON allows: such a body is malformed JSON, not an absent one.
+ */
+const NO_JSON_TEXT = /^\uFEFF?[ \t\r\n]*$/;
+
+/**
  * How deep a body may nest: a free-form field nests at most FREE_FORM_MAX_DEPTH levels (§4) below a body a
  * few levels deep.
  */
@@ -31,9 +38,12 @@ const MAX_OBJECT_FIELDS = Math.ceil(FREE_FORM_MAX_CHARS / 6);
 
 /** What makes a JSON text too costly to parse for what any request may hold, and under which top-level field. */
 export interface BodyShapeProblem {
-  /** The top-level field it is under; null outside any (the body's own object). */
+  /**
+   * The top-level field it is under; null outside any (the body's own object). For a duplicate, the full
+   * path of the repeated field (`line_items[0].description`).
+   */
   field: string | null;
-  problem: 'depth' | 'fields';
+  problem: 'depth' | 'fields' | 'duplicate';
 }
 
 /**
@@ -41,10 +51,17 @@ export interface BodyShapeProblem {
  * than MAX_BODY_FIELDS (the body itself) or MAX_OBJECT_FIELDS (inside it). A megabyte of `[[[[...` or of
  * `"f1":1,"f2":1,...` costs a parse, a validation and their garbage far beyond what any request needs, on the
  * event loop every company shares (§11): such bodies are refused before they are parsed.
+ * It also finds an object that names a field twice (`{"name":"a","name":"b"}`): JSON.parse would keep the
+ * last silently while another reader of the same text keeps the first, so such a body is ambiguous and is
+ * refused rather than read one way.
  */
 export function bodyShapeProblem(text: string): BodyShapeProblem | undefined {
   // Fields seen in each open object (-1: an array) from the outermost in.
   const open: number[] = [];
+  // Per open container, the same way: an object's names so far and the name being read, or an array's index.
+  const names: Array<Set<string> | null> = [];
+  const at: Array<string | number> = [];
+  let nameStart = -1;
   let inString = false;
   let escaped = false;
   let keyStart = -1;
@@ -71,19 +88,39 @@ export function bodyShapeProblem(text: string): BodyShapeProblem | undefined {
           key = text.slice(keyStart, i + 1);
           keyStart = -1;
         }
+        if (nameStart >= 0) {
+          const name = fieldName(text.slice(nameStart, i + 1));
+          nameStart = -1;
+          const seen = names[names.length - 1];
+          if (name !== undefined && seen) {
+            if (seen.has(name)) return { field: fieldOfPath([...at.slice(0, -1), name]), problem: 'duplicate' };
+            seen.add(name);
+            at[at.length - 1] = name;
+          }
+        }
       }
       continue;
     }
     if (c === 0x22) {
       inString = true;
-      // A string right after the root object's `{` or `,` is one of its field names.
-      if (open.length === 1 && (last === 0x7b || last === 0x2c)) keyStart = i;
+      // A string right after an object's `{` or `,` is one of its field names.
+      if (open.length > 0 && open[open.length - 1] >= 0 && (last === 0x7b || last === 0x2c)) {
+        nameStart = i;
+        // The root object's, which names the field a problem is under.
+        if (open.length === 1) keyStart = i;
+      }
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
       open.push(c === 0x7b ? 0 : -1);
+      names.push(c === 0x7b ? new Set() : null);
+      at.push(c === 0x7b ? '' : 0);
       if (open.length > MAX_BODY_DEPTH) return found('depth');
-    } else if (c === 0x7d || c === 0x5d) open.pop();
+    } else if (c === 0x7d || c === 0x5d) {
+      open.pop();
+      names.pop();
+      at.pop();
+    } else if (c === 0x2c && open.length > 0 && open[open.length - 1] < 0) (at[at.length - 1] as number)++;
     else if (c === 0x3a && open.length > 0 && open[open.length - 1] >= 0) {
       // A colon outside strings ends a field name: one field more in the innermost object.
       const fields = ++open[open.length - 1];
@@ -92,6 +129,16 @@ export function bodyShapeProblem(text: string): BodyShapeProblem | undefined {
     if (c > 0x20) last = c;
   }
   return undefined;
+}
+
+/** A field name as JSON.parse reads its quoted text (escapes decoded); undefined if the text is not a JSON string. */
+function fieldName(quoted: string): string | undefined {
+  if (!quoted.includes('\\')) return quoted.slice(1, -1);
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The charset a Content-Type declares, if any (`application/json; charset="utf-8"` gives `utf-8`). */
@@ -181,12 +228,17 @@ export const jsonParserPlugin = fp<{ requestTimeoutMs: number }>(
         return;
       }
       const body = (raw as Buffer).toString('utf8');
-      if (body.trim() === '') {
+      if (NO_JSON_TEXT.test(body)) {
         done(null, undefined);
         return;
       }
       const shape = bodyShapeProblem(body);
       if (shape) {
+        if (shape.problem === 'duplicate') {
+          const message = 'is named more than once in its object; send each field once';
+          done(validationError([{ field: shape.field ?? 'body', code: 'invalid', message }], 'body'), undefined);
+          return;
+        }
         const message =
           shape.problem === 'depth'
             ? `must nest at most ${FREE_FORM_MAX_DEPTH} levels deep`
