@@ -193,3 +193,36 @@ describe('a body of whitespace', () => {
     expect((await send(key, 'DELETE', item, Buffer.from('\ufeff', 'utf8'))).status).toBe(200);
   });
 });
+
+describe('photo upload fields', () => {
+  it('a field sent twice is 400 naming it, and no photo is kept', async () => {
+    const { key } = await makeCompany(ctx.database, { addons: ['photos'] });
+    const job = await makeJob(ctx.app, key);
+    const boundary = 'twice-boundary';
+    const part = (headers: string, body: Buffer | string) =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(body), Buffer.from('\r\n')]);
+    for (const [field, first, second] of [
+      ['photo_type', 'before', 'after'],
+      ['photo_type', 'before', 'before'],
+      ['taken_at', '2026-01-01T10:00:00Z', '2026-01-02T10:00:00Z'],
+    ]) {
+      const payload = Buffer.concat([
+        part(`Content-Disposition: form-data; name="${field}"`, first),
+        part('Content-Disposition: form-data; name="photos"; filename="a.png"\r\nContent-Type: image/png', PNG_BYTES),
+        part(`Content-Disposition: form-data; name="${field}"`, second),
+        Buffer.from(`--${boundary}--\r\n`),
+      ]);
+      const response = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/v1/jobs/${job.uuid}/photos`,
+        headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        payload,
+      });
+      const answer = { status: response.statusCode, body: response.json() };
+      expectError(answer, 400, 'validation_error');
+      expect(answer.body.error.details, `${field} ${second}`).toEqual([{ field, code: 'invalid', message: 'is sent more than once; send it once' }]);
+    }
+    const list = await call(ctx.app, 'GET', `/api/v1/jobs/${job.uuid}/photos`, { key });
+    expect(list.body.data.pagination.total).toBe(0);
+  });
+});

@@ -231,6 +231,8 @@ function acceptField(fields: Record<string, string>, part: Extract<UploadPart, {
   }
   if (!(part.fieldname in UploadFields.shape)) throw invalidField(part.fieldname, 'is not an accepted field', 'unknown_field');
   if (part.valueTruncated) throw invalidField(part.fieldname, 'is too long', 'out_of_range');
+  // Sent twice, it would say two things of the same photos: neither is picked in silence.
+  if (Object.hasOwn(fields, part.fieldname)) throw invalidField(part.fieldname, 'is sent more than once; send it once', 'invalid');
   fields[part.fieldname] = part.value;
   return parseFields(fields);
 }
