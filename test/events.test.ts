@@ -528,6 +528,62 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     }
   });
 
+  it('places a change made after waiting for a record after the change it waited for, though its transaction id is older', async () => {
+    const company = await makeCompany(ctx.database);
+    const customer = await makeCustomer(app, company.key);
+    await eventsOf(app, company.key, customer.uuid, 1);
+    // A transaction of the API that got its id first (an earlier write, or a row lock it then waited on)...
+    const client = new pg.Client({ connectionString: ctx.databaseUrl, application_name: await apiApplicationName() });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select pg_current_xact_id()');
+      // ...while a later one changes the record and commits first...
+      await send(company.key, 'PATCH', `/customers/${customer.uuid}`, { notes: 'first change' });
+      // ...then changes the record itself, over the committed change, and records its event.
+      await client.query(`update customers set notes = 'second change' where company_id = $1 and uuid = $2`, [company.companyId, customer.uuid]);
+      const secondUuid = uuidv7();
+      await client.query(
+        `insert into events (company_id, uuid, type, object_type, object_uuid, data) values ($1, $2, 'customer.updated', 'customer', $3, '{"object":{}}')`,
+        [company.companyId, secondUuid, customer.uuid],
+      );
+      await client.query('commit');
+      const events = await eventsOf(app, company.key, customer.uuid, 3);
+      // Feed order is the order of the changes: the record's last event is its last change.
+      expect(events.map((event) => event.type)).toEqual(['customer.created', 'customer.updated', 'customer.updated']);
+      expect(events[1].data.object.notes).toBe('first change');
+      expect(events[2].uuid).toBe(secondUuid);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('orders the events of one record as its changes, under concurrent payments of one invoice and updates of one customer', async () => {
+    const setup = await makeBillingSetup(app, ctx.database);
+    const { key } = setup.company;
+    for (let round = 0; round < 4; round++) {
+      const invoice = await makeInvoiceOf(app, setup, 1000);
+      const customer = await makeCustomer(app, key);
+      // Each request waits on the record's row for the one before it; the order they get it in is the
+      // order of the changes, whatever the order their transactions got their ids in.
+      await Promise.all([
+        ...Array.from({ length: 10 }, () => send(key, 'POST', '/payments', paymentBody(invoice.uuid, 50))),
+        ...Array.from({ length: 10 }, (_, index) => send(key, 'PATCH', `/customers/${customer.uuid}`, { notes: `change ${index}` })),
+      ]);
+      const invoiceEvents = await eventsOf(app, key, invoice.uuid, 11);
+      const paid = invoiceEvents.map((event) => event.data.object.paid_amount as number);
+      expect(paid, `round ${round}: the invoice's paid_amount in feed order`).toEqual([0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500]);
+      expect(invoiceEvents.at(-1)!.data.object).toEqual(await getRecord(app, key, `/invoices/${invoice.uuid}`));
+      const customerEvents = await eventsOf(app, key, customer.uuid, 11);
+      const updatedAt = customerEvents.map((event) => event.data.object.updated_at as string);
+      expect(updatedAt, `round ${round}: the customer's updated_at in feed order`).toEqual([...updatedAt].sort());
+      for (const [index, event] of customerEvents.entries()) {
+        if (index > 0) expect(event.data.previous_attributes?.notes, `round ${round}, event ${index}`).toBe(customerEvents[index - 1].data.object.notes);
+      }
+      expect(customerEvents.at(-1)!.data.object).toEqual(await getRecord(app, key, `/customers/${customer.uuid}`));
+    }
+  }, 60_000);
+
   /** A write transaction held open on its own connection (it has a transaction id) while `run` runs. */
   async function whileHeldOpen(connection: pg.ClientConfig, run: () => Promise<void>) {
     const client = new pg.Client(connection);

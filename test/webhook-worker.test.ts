@@ -141,3 +141,35 @@ describe('a retried delivery of a disabled endpoint', () => {
     expect(receiver.received.length).toBe(received);
   });
 });
+
+describe('a worker with many attempts in flight', () => {
+  it('holds one shutdown listener per attempt without Node warning of a leak', async () => {
+    const { key, log } = await companyWithEndpoint(hanging.url);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    // A worker of its own with more slots than Node's default of 10 listeners per signal.
+    const worker = new DeliveryWorker(
+      ctx.database.db,
+      { ...ctx.config, WEBHOOK_CONCURRENCY: 16, WEBHOOK_TIMEOUT_MS: 1_500, WEBHOOK_POLL_INTERVAL_MS: 50, WEBHOOK_RETRY_DELAYS: [30] },
+      { allowPrivateNetworks: true, resolveHost: systemResolveHost },
+      pino({ level: 'silent' }),
+    );
+    try {
+      for (let index = 0; index < 12; index++) {
+        const created = await call(ctx.app, 'POST', '/api/v1/customers', { key, body: { first_name: 'Many', last_name: `In flight ${index}` } });
+        expect(created.status).toBe(200);
+      }
+      const before = hanging.received.length;
+      worker.start();
+      await waitFor(() => hanging.received.length >= before + 12, 10_000, 'twelve attempts in flight at once');
+      await waitFor(async () => (await log()).every((delivery: { last_error: string | null }) => delivery.last_error !== null), 10_000, 'the attempts to time out');
+    } finally {
+      await worker.stop();
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning').map(String)).toEqual([]);
+  }, 30_000);
+});

@@ -21,9 +21,11 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 
 /**
- * One row per committed change of a record (DECISIONS §9.1). `txid` is the writing transaction's id:
- * the feed shows only events of transactions older than every transaction still running, and orders by
- * (txid, seq), so an event that commits late can never appear before one already shown.
+ * One row per committed change of a record (DECISIONS §9.1). `txid` is the event's feed position: the
+ * latest transaction id handed out when the event is written (migration 0023), at or above the writing
+ * transaction's own id and above that of every change the transaction waited for. The feed shows only
+ * events below every transaction still running, and orders by (txid, seq), so an event that commits late
+ * can never appear before one already shown, and the changes of one record appear in the order they were made.
  */
 export const events = pgTable(
   'events',
@@ -33,7 +35,7 @@ export const events = pgTable(
     seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity(),
     txid: xid8('txid')
       .notNull()
-      .default(sql`pg_current_xact_id()`),
+      .default(sql`event_feed_position()`),
     type: text('type').notNull(),
     objectType: text('object_type').notNull(),
     objectUuid: uuid('object_uuid').notNull(),

@@ -24,8 +24,8 @@ export interface FeedPage {
 }
 
 /**
- * The feed's horizon: an event is visible once its transaction id is below it. It is the lowest id of a
- * transaction that may still commit an event of this feed: the smallest id the statement's snapshot
+ * The feed's horizon: an event is visible once its position (`txid`, at or above its transaction's id) is
+ * below it. It is the lowest id of a transaction that may still commit an event of this feed: the smallest id the statement's snapshot
  * sees in progress, or its xmax when none (every later transaction gets a larger id). A transaction that
  * started earlier but commits later can then never place an event before one a reader has already passed
  * (gap-free order, DECISIONS §9.1).

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -44,7 +45,11 @@ export class DeliveryWorker {
     private readonly config: WorkerConfig,
     private readonly policy: AddressPolicy,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    // Every attempt in flight listens for the shutdown on this one signal (and removes its listener when it
+    // ends): up to WEBHOOK_CONCURRENCY listeners are expected, not a leak, so Node's warning past 10 is off.
+    setMaxListeners(0, this.interrupt.signal);
+  }
 
   start(): void {
     if (this.loop) return;
