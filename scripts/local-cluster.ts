@@ -138,6 +138,8 @@ function pgbouncerConfig(direct: URL, port: number, poolSize: number, statementT
     'reserve_pool_size = 5',
     'ignore_startup_parameters = extra_float_digits',
     'server_reset_query =',
+    // A client frozen mid-transaction must not hold its row locks and the events feed (IDLE_IN_TRANSACTION_TIMEOUT_MS).
+    'idle_transaction_timeout = 60',
     'log_connections = 0',
     'log_disconnections = 0',
     'logfile =',

@@ -40,6 +40,10 @@ const ConfigSchema = z.object({
   // Migrations hold a session advisory lock, so they need a direct connection, never a transaction pooler.
   DATABASE_MIGRATION_URL: optionalString,
   STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  // A transaction left open between statements (an instance frozen or cut off mid-transaction) holds its
+  // row locks and the events feed of every company; PostgreSQL ends it after this long. Above the longest
+  // wait the API makes inside a transaction: a send's mail server, at most 50 s.
+  IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
   DATA_DIR: z.string().min(1).default('./data'),
   MIGRATE_ON_START: booleanFlag.default(true),
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),

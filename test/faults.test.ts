@@ -325,3 +325,60 @@ describe.skipIf(!testDb.url)('statement timeout', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
   }, 30_000);
 });
+
+describe.skipIf(!testDb.url)('a transaction left idle', () => {
+  it('is ended by the server after IDLE_IN_TRANSACTION_TIMEOUT_MS, releasing the events feed; its request answers 503', async () => {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_PER_MINUTE: '0',
+      DATA_DIR: 'memory://',
+      DATABASE_URL: testDb.url as string,
+      DATABASE_POOL_SIZE: '4',
+      IDLE_IN_TRANSACTION_TIMEOUT_MS: '300',
+    });
+    const database = await createDatabase(config);
+    const app = await buildApp({ config, database });
+    // An instance that stalls mid-transaction: it takes a transaction id, then waits 2.5 s between statements.
+    app.get('/__stall-in-transaction', async () => {
+      await app.deps.database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_current_xact_id()`);
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        await tx.execute(sql`select 1`);
+      });
+      return { stalled: true };
+    });
+    app.get('/__setting', async () => {
+      const result = await app.deps.database.db.execute(sql`select current_setting('idle_in_transaction_session_timeout') as value`);
+      return { value: (result as unknown as { rows: Array<{ value: string }> }).rows[0].value };
+    });
+    await app.ready();
+    cleanups.push(async () => {
+      await app.close();
+      await database.close();
+    });
+    expect((await app.inject({ method: 'GET', url: '/__setting' })).json()).toEqual({ value: '300ms' });
+
+    const company = await makeCompany(testDb.database);
+    let stallEnded = false;
+    const stalled = app.inject({ method: 'GET', url: '/__stall-in-transaction' }).then((response) => {
+      stallEnded = true;
+      return response;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const created = await call(app, 'POST', '/api/v1/customers', { key: company.key, body: validCustomer() });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    // The stalled transaction is older than the create, so the feed holds the create's event back until the
+    // server ends the stall at 300 ms, long before the stall itself would have ended.
+    await waitFor(async () => {
+      const feed = await call(app, 'GET', '/api/v1/events?limit=100', { key: company.key });
+      return feed.body.data.events.some((event: { object_uuid: string }) => event.object_uuid === created.body.data.uuid);
+    }, 2_000);
+    expect(stallEnded).toBe(false);
+
+    // The stalled request finds its transaction ended: 503, nothing written, and the pool goes on.
+    expectUnavailable(await stalled.then((response) => ({ status: response.statusCode, body: response.json() })));
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    await expectNoLeakedClients(database);
+  }, 30_000);
+});

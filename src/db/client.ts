@@ -62,7 +62,7 @@ export function runsOneTransactionAtATime(db: Db): boolean {
 
 export async function createDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'STATEMENT_TIMEOUT_MS'> &
-    Partial<Pick<Config, 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_MIGRATION_URL'>>,
+    Partial<Pick<Config, 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_MIGRATION_URL' | 'IDLE_IN_TRANSACTION_TIMEOUT_MS'>>,
   logger?: { error(obj: unknown, msg?: string): void },
 ): Promise<Database> {
   if (config.DATABASE_URL) {
@@ -77,6 +77,8 @@ export async function createDatabase(
       // A startup parameter PgBouncer refuses ("unsupported startup parameter"): behind a transaction
       // pooler the pooler sets it on its server connections instead (PgBouncer connect_query, README).
       statement_timeout: (direct && config.STATEMENT_TIMEOUT_MS) || undefined,
+      // Likewise (PgBouncer's idle_transaction_timeout there): a transaction idle that long is ended by the server.
+      idle_in_transaction_session_timeout: (direct && config.IDLE_IN_TRANSACTION_TIMEOUT_MS) || undefined,
       // The server cancels a slow statement (57014); this client-side bound is for a connection that went
       // silent (network partition), where no answer, not even the cancellation, ever arrives.
       query_timeout: config.STATEMENT_TIMEOUT_MS ? config.STATEMENT_TIMEOUT_MS + QUERY_TIMEOUT_GRACE_MS : undefined,
