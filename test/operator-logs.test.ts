@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { createDatabase } from '../src/db/client.js';
 import { loggerOptions } from '../src/plugins/request-log.js';
 import { createTestDatabase } from './helpers/app.js';
 import { makeCompany, makeKey } from './helpers/factories.js';
@@ -170,5 +172,30 @@ describe('a request cut for sending its body too slowly', () => {
     expect(mine()[0]).not.toHaveProperty('aborted');
     socket.destroy();
     await timed.close();
+  });
+
+  it.runIf(url)('log a failed query of a 5xx with its statement but without its parameters', async () => {
+    const slowConfig = loadConfig({ ...env, STATEMENT_TIMEOUT_MS: '100' });
+    const slowDatabase = await createDatabase(slowConfig);
+    const slow = await buildApp({ config: slowConfig, database: slowDatabase, logger: { ...loggerOptions(slowConfig), stream } });
+    const secret = `Jane Private ${Date.now()}`;
+    // A statement the timeout cuts, carrying a request value as its parameter.
+    slow.get('/__slow-with-values', async () => {
+      await slow.deps.database.db.execute(sql`select ${secret}::text as name, pg_sleep(1)`);
+      return { done: true };
+    });
+    await slow.ready();
+    try {
+      const response = await slow.inject({ method: 'GET', url: '/__slow-with-values' });
+      expect(response.statusCode).toBe(503);
+      const failed = lines.filter((line) => line.msg === 'request failed' && JSON.stringify(line).includes('pg_sleep'));
+      expect(failed).toHaveLength(1);
+      const logged = JSON.stringify(failed[0]);
+      expect(logged).toContain('params: [not logged]');
+      expect(logged).not.toContain(secret);
+    } finally {
+      await slow.close();
+      await slowDatabase.close();
+    }
   });
 });

@@ -28,8 +28,33 @@ function prettyAvailable(): boolean {
 }
 
 /**
- * The server's logger options: JSON lines with ISO timestamps, keys never logged; human-readable
- * (pino-pretty) when a developer watches a terminal.
+ * A failed query's parameters, which its message lists (drizzle-orm's DrizzleQueryError: "Failed query: ...
+ * params: ..."), up to the stack's first frame: they are request values (names, emails, kept answers), which
+ * the log never carries (SECURITY.md, "What is logged").
+ */
+const QUERY_PARAMS = /\nparams: [\s\S]*?(?=\n\s+at |$)/;
+
+function withoutQueryParams(error: Record<string, unknown>): Record<string, unknown> {
+  delete error.params;
+  for (const field of ['message', 'stack']) {
+    if (typeof error[field] === 'string') error[field] = (error[field] as string).replace(QUERY_PARAMS, '\nparams: [not logged]');
+  }
+  const cause = error.cause;
+  if (cause instanceof Error) error.cause = errorForLog(cause);
+  else if (cause && typeof cause === 'object') withoutQueryParams(cause as Record<string, unknown>);
+  return error;
+}
+
+/** pino's error serializer, without the parameters of a failed query. */
+export function errorForLog(error: Error): SerializedError {
+  return withoutQueryParams({ ...(pino.stdSerializers.err(error) as unknown as Record<string, unknown>) }) as SerializedError;
+}
+
+type SerializedError = { type: string; message: string; stack: string; [field: string]: unknown };
+
+/**
+ * The server's logger options: JSON lines with ISO timestamps, keys and query parameters never logged;
+ * human-readable (pino-pretty) when a developer watches a terminal.
  */
 export function loggerOptions(config: Config): FastifyLoggerOptions {
   const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY === true && prettyAvailable();
@@ -37,6 +62,7 @@ export function loggerOptions(config: Config): FastifyLoggerOptions {
     level: config.LOG_LEVEL,
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], remove: true },
+    serializers: { err: errorForLog },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:isoDateTime', ignore: 'pid,hostname' } } } : {}),
   };
 }
