@@ -498,21 +498,31 @@ describe('GET /api/v1/events', () => {
   });
 });
 
+/** A connection whose transactions are the API's: the same database and application_name as its own. */
+async function apiClient(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: ctx.databaseUrl, application_name: await apiApplicationName() });
+  await client.connect();
+  return client;
+}
+
+/** A customer.updated event written by hand in the client's transaction, as the API writes one. */
+function insertCustomerEvent(client: pg.Client, companyId: string, eventUuid: string, customerUuid: string) {
+  return client.query(
+    `insert into events (company_id, uuid, type, object_type, object_uuid, data) values ($1, $2, 'customer.updated', 'customer', $3, '{"object":{}}')`,
+    [companyId, eventUuid, customerUuid],
+  );
+}
+
 describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
   it('an event is not visible before its commit, nor is any event committed after it started', async () => {
     const company = await makeCompany(ctx.database);
     const early = await makeCustomer(app, company.key);
     await eventsOf(app, company.key, early.uuid, 1);
-    // A transaction of the API: the same database and application_name as the API's own connections.
-    const client = new pg.Client({ connectionString: ctx.databaseUrl, application_name: await apiApplicationName() });
-    await client.connect();
+    const client = await apiClient();
     try {
       await client.query('begin');
       const heldUuid = uuidv7();
-      await client.query(
-        `insert into events (company_id, uuid, type, object_type, object_uuid, data) values ($1, $2, 'customer.updated', 'customer', $3, '{"object":{}}')`,
-        [company.companyId, heldUuid, early.uuid],
-      );
+      await insertCustomerEvent(client, company.companyId, heldUuid, early.uuid);
       // Committed later than the held insert started: it must wait behind it.
       const late = await makeCustomer(app, company.key);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -533,8 +543,7 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
     const customer = await makeCustomer(app, company.key);
     await eventsOf(app, company.key, customer.uuid, 1);
     // A transaction of the API that got its id first (an earlier write, or a row lock it then waited on)...
-    const client = new pg.Client({ connectionString: ctx.databaseUrl, application_name: await apiApplicationName() });
-    await client.connect();
+    const client = await apiClient();
     try {
       await client.query('begin');
       await client.query('select pg_current_xact_id()');
@@ -543,10 +552,7 @@ describe.skipIf(!ctx.databaseUrl)('gap-free order (PostgreSQL)', () => {
       // ...then changes the record itself, over the committed change, and records its event.
       await client.query(`update customers set notes = 'second change' where company_id = $1 and uuid = $2`, [company.companyId, customer.uuid]);
       const secondUuid = uuidv7();
-      await client.query(
-        `insert into events (company_id, uuid, type, object_type, object_uuid, data) values ($1, $2, 'customer.updated', 'customer', $3, '{"object":{}}')`,
-        [company.companyId, secondUuid, customer.uuid],
-      );
+      await insertCustomerEvent(client, company.companyId, secondUuid, customer.uuid);
       await client.query('commit');
       const events = await eventsOf(app, company.key, customer.uuid, 3);
       // Feed order is the order of the changes: the record's last event is its last change.

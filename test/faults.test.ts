@@ -269,45 +269,54 @@ describe.skipIf(!testDb.url)('network partition (connections go silent)', () => 
   }, 60_000);
 });
 
+/**
+ * An app straight on the test database (no proxy) with `env` over the test settings, the test-only routes
+ * `routes` adds, and /__setting/:name, which answers a setting of its connections; closed after the file.
+ */
+async function buildDirectApp(env: Record<string, string>, routes: (app: FastifyInstance) => void) {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_MINUTE: '0',
+    DATA_DIR: 'memory://',
+    DATABASE_URL: testDb.url as string,
+    DATABASE_POOL_SIZE: '2',
+    ...env,
+  });
+  const database = await createDatabase(config);
+  const app = await buildApp({ config, database });
+  routes(app);
+  app.get('/__setting/:name', async (request) => {
+    const { name } = request.params as { name: string };
+    const result = await app.deps.database.db.execute(sql`select current_setting(${name}) as value`);
+    return { value: (result as unknown as { rows: Array<{ value: string }> }).rows[0].value };
+  });
+  await app.ready();
+  cleanups.push(async () => {
+    await app.close();
+    await database.close();
+  });
+  return { app, database };
+}
+
 describe.skipIf(!testDb.url)('statement timeout', () => {
   it('cuts off a slow query with 503, inside and outside a transaction, and the pool stays usable', async () => {
-    const real = testDb.url as string;
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
-      DATA_DIR: 'memory://',
-      DATABASE_URL: real,
-      DATABASE_POOL_SIZE: '2',
-      // Long enough that ordinary statements on a loaded CI machine finish; far below the 2 s sleeps.
-      STATEMENT_TIMEOUT_MS: '400',
-    });
-    const database = await createDatabase(config);
-    const app = await buildApp({ config, database });
-    // Test-only routes, registered before the app is ready.
-    app.get('/__sleep', async () => {
-      await app.deps.database.db.execute(sql`select pg_sleep(2)`);
-      return { slept: true };
-    });
-    app.get('/__sleep-in-transaction', async () => {
-      await app.deps.database.db.transaction(async (tx) => {
-        await tx.execute(sql`select 1`);
-        await tx.execute(sql`select pg_sleep(2)`);
+    // Long enough that ordinary statements on a loaded CI machine finish; far below the 2 s sleeps.
+    const { app } = await buildDirectApp({ STATEMENT_TIMEOUT_MS: '400' }, (app) => {
+      app.get('/__sleep', async () => {
+        await app.deps.database.db.execute(sql`select pg_sleep(2)`);
+        return { slept: true };
       });
-      return { slept: true };
-    });
-    app.get('/__setting', async () => {
-      const result = await app.deps.database.db.execute(sql`select current_setting('statement_timeout') as value`);
-      return { value: (result as unknown as { rows: Array<{ value: string }> }).rows[0].value };
-    });
-    await app.ready();
-    cleanups.push(async () => {
-      await app.close();
-      await database.close();
+      app.get('/__sleep-in-transaction', async () => {
+        await app.deps.database.db.transaction(async (tx) => {
+          await tx.execute(sql`select 1`);
+          await tx.execute(sql`select pg_sleep(2)`);
+        });
+        return { slept: true };
+      });
     });
 
-    const setting = await app.inject({ method: 'GET', url: '/__setting' });
-    expect(setting.json()).toEqual({ value: '400ms' });
+    expect((await app.inject({ method: 'GET', url: '/__setting/statement_timeout' })).json()).toEqual({ value: '400ms' });
 
     for (const url of ['/__sleep', '/__sleep-in-transaction', '/__sleep']) {
       const { value, ms } = await timed(() => app.inject({ method: 'GET', url }));
@@ -328,36 +337,18 @@ describe.skipIf(!testDb.url)('statement timeout', () => {
 
 describe.skipIf(!testDb.url)('a transaction left idle', () => {
   it('is ended by the server after IDLE_IN_TRANSACTION_TIMEOUT_MS, releasing the events feed; its request answers 503', async () => {
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_PER_MINUTE: '0',
-      DATA_DIR: 'memory://',
-      DATABASE_URL: testDb.url as string,
-      DATABASE_POOL_SIZE: '4',
-      IDLE_IN_TRANSACTION_TIMEOUT_MS: '300',
-    });
-    const database = await createDatabase(config);
-    const app = await buildApp({ config, database });
-    // An instance that stalls mid-transaction: it takes a transaction id, then waits 2.5 s between statements.
-    app.get('/__stall-in-transaction', async () => {
-      await app.deps.database.db.transaction(async (tx) => {
-        await tx.execute(sql`select pg_current_xact_id()`);
-        await new Promise((resolve) => setTimeout(resolve, 2_500));
-        await tx.execute(sql`select 1`);
+    const { app, database } = await buildDirectApp({ DATABASE_POOL_SIZE: '4', IDLE_IN_TRANSACTION_TIMEOUT_MS: '300' }, (app) => {
+      // An instance that stalls mid-transaction: it takes a transaction id, then waits 2.5 s between statements.
+      app.get('/__stall-in-transaction', async () => {
+        await app.deps.database.db.transaction(async (tx) => {
+          await tx.execute(sql`select pg_current_xact_id()`);
+          await new Promise((resolve) => setTimeout(resolve, 2_500));
+          await tx.execute(sql`select 1`);
+        });
+        return { stalled: true };
       });
-      return { stalled: true };
     });
-    app.get('/__setting', async () => {
-      const result = await app.deps.database.db.execute(sql`select current_setting('idle_in_transaction_session_timeout') as value`);
-      return { value: (result as unknown as { rows: Array<{ value: string }> }).rows[0].value };
-    });
-    await app.ready();
-    cleanups.push(async () => {
-      await app.close();
-      await database.close();
-    });
-    expect((await app.inject({ method: 'GET', url: '/__setting' })).json()).toEqual({ value: '300ms' });
+    expect((await app.inject({ method: 'GET', url: '/__setting/idle_in_transaction_session_timeout' })).json()).toEqual({ value: '300ms' });
 
     const company = await makeCompany(testDb.database);
     let stallEnded = false;

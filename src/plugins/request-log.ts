@@ -28,17 +28,19 @@ function prettyAvailable(): boolean {
 }
 
 /**
- * A failed query's parameters, which its message lists (drizzle-orm's DrizzleQueryError: "Failed query: ...
- * params: ..."), up to the stack's first frame: they are request values (names, emails, kept answers), which
- * the log never carries (SECURITY.md, "What is logged").
+ * A failed query's parameters (drizzle-orm's DrizzleQueryError keeps them as `params` and lists them in its
+ * message, "Failed query: ...\nparams: ..."): request values (names, emails, kept answers), which the log never
+ * carries (SECURITY.md, "What is logged"). The statement itself stays.
  */
-const QUERY_PARAMS = /\nparams: [\s\S]*?(?=\n\s+at |$)/;
-
 function withoutQueryParams(error: Record<string, unknown>): Record<string, unknown> {
-  delete error.params;
-  for (const field of ['message', 'stack']) {
-    if (typeof error[field] === 'string') error[field] = (error[field] as string).replace(QUERY_PARAMS, '\nparams: [not logged]');
+  if (Array.isArray(error.params)) {
+    const listed = `\nparams: ${String(error.params)}`;
+    for (const field of ['message', 'stack']) {
+      const text = error[field];
+      if (typeof text === 'string') error[field] = text.split(listed).join('\nparams: [not logged]');
+    }
   }
+  delete error.params;
   const cause = error.cause;
   if (cause instanceof Error) error.cause = errorForLog(cause);
   else if (cause && typeof cause === 'object') withoutQueryParams(cause as Record<string, unknown>);

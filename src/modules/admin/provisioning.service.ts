@@ -1,3 +1,4 @@
+import { emailAddress } from '../../shared/formats.js';
 import { newRecordId } from '../../shared/ids.js';
 import type { Db } from '../../db/client.js';
 import { ALL_ADDONS, type KeyMode } from '../../db/schema/index.js';
@@ -43,11 +44,12 @@ export interface NewCompany {
   monthlyRequestLimit?: number | null;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** An email as the API accepts one (shared/formats.ts), so what the CLI stores GET /users can answer. */
+const isEmail = (value: string) => emailAddress.safeParse(value).success;
 
 export async function createCompany(db: Db, input: NewCompany) {
   if (!input.name.trim()) throw new ProvisioningError('--name is required');
-  if (!EMAIL.test(input.email)) throw new ProvisioningError('--email must be an email address');
+  if (!isEmail(input.email)) throw new ProvisioningError('--email must be an email address');
   return db.transaction(async (tx) => {
     const company = await insertCompany(tx, {
       uuid: newRecordId(),
@@ -87,7 +89,7 @@ export async function createUser(
     throw new ProvisioningError('--first-name and --last-name are required');
   }
   // The user's email is shown by GET /users as an email or null, like every email of the API.
-  if (input.email != null && !EMAIL.test(input.email)) throw new ProvisioningError('--email must be an email address');
+  if (input.email != null && !isEmail(input.email)) throw new ProvisioningError('--email must be an email address');
   const user = await insertUser(db, {
     companyId,
     uuid: newRecordId(),

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { keylessRateLimitPlugin } from '../../plugins/keyless-rate-limit.js';
 import { ErrorSchema } from '../../shared/envelope.js';
 import { requestLinkBase } from '../../shared/urls.js';
-import { RendererUnavailableError } from '../documents/document-renderer.js';
 import { calendarFeed, FEED_MAX_VISITS } from './calendar.service.js';
 
 const FeedParams = z.strictObject({
@@ -45,13 +44,8 @@ export const calendarFeedRoutes: FastifyPluginAsync = async (parent) => {
     },
     async (request, reply) => {
       const host = new URL(requestLinkBase(request, app.deps.config.PUBLIC_BASE_URL)).hostname;
-      let text: string;
-      try {
-        text = await calendarFeed(app.deps.database.db, app.documentRenderer, request.params.token, host);
-      } catch (error) {
-        if (error instanceof RendererUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
-        throw error;
-      }
+      // A busy renderer's 503 carries Retry-After (sendError).
+      const text = await calendarFeed(app.deps.database.db, app.documentRenderer, request.params.token, host);
       return reply
         .type('text/calendar; charset=utf-8')
         .header('cache-control', 'no-cache')

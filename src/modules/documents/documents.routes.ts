@@ -8,23 +8,12 @@ import { requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
 import { DocumentParams, SendDocumentBody, SentDocument, ShareLink } from './documents.schemas.js';
 import { createShareLink, recordPdf, sendDocument, type LinkContext } from './documents.service.js';
-import { RendererUnavailableError } from './document-renderer.js';
 import type { DocumentKind } from './share-links.js';
 
 export const PdfResponse = {
   description: 'The PDF of the current record (a copy rendered earlier is served only while the record and everything it shows are unchanged).',
   content: { 'application/pdf': { schema: z.string().meta({ format: 'binary' }) } },
 };
-
-/** Runs work that renders a PDF; a saturated renderer's 503 carries Retry-After. */
-export async function withRenderer<T>(reply: FastifyReply, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof RendererUnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
-    throw error;
-  }
-}
 
 export function sendPdf(reply: FastifyReply, { pdf, filename }: { pdf: Buffer; filename: string }) {
   return reply
@@ -79,7 +68,7 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
       },
       async (request, reply) => {
         const record = { companyId: request.principal.companyId, uuid: request.params.uuid };
-        return sendPdf(reply, await withRenderer(reply, () => recordPdf(db(), app.documentRenderer, kind, record)));
+        return sendPdf(reply, await recordPdf(db(), app.documentRenderer, kind, record));
       },
     );
 
@@ -130,12 +119,8 @@ export const documentRoutes: FastifyPluginAsync = async (parent) => {
           response: { 200: okSchema(SentDocument), ...errorResponses(404, 409, 413) },
         },
       },
-      async (request, reply) =>
-        ok(
-          await withRenderer(reply, () =>
-            sendDocument(db(), app.documentRenderer, config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {}),
-          ),
-        ),
+      async (request) =>
+        ok(await sendDocument(db(), app.documentRenderer, config, links(request), kind, actorOf(request), request.params.uuid, request.body ?? {})),
     );
   }
 };

@@ -10,7 +10,7 @@ import { isEmptyOtherBody } from '../../plugins/json-body.js';
 import { ErrorSchema, ok, okSchema } from '../../shared/envelope.js';
 import { linkBase, requestLinkBase } from '../../shared/urls.js';
 import { linkSigner } from '../../storage/url-signer.js';
-import { PdfResponse, sendPdf, withRenderer } from './documents.routes.js';
+import { PdfResponse, sendPdf } from './documents.routes.js';
 import { AcceptEstimateBody, CustomerEstimateView, DeclineEstimateBody, ShareTokenParams } from './documents.schemas.js';
 import { acceptEstimate, declineEstimate, documentPdf, openShared } from './documents.service.js';
 import { RendererUnavailableError } from './document-renderer.js';
@@ -191,7 +191,7 @@ export const shareRoutes: FastifyPluginAsync = async (parent) => {
       },
       async (request, reply) => {
         const { record, document } = await openShared(db(), signer, kind, request.params.token);
-        return sendPdf(reply, await withRenderer(reply, () => documentPdf(app.documentRenderer, record, document)));
+        return sendPdf(reply, await documentPdf(app.documentRenderer, record, document));
       },
     );
   }
